@@ -1,0 +1,227 @@
+//! Expansion of a checked block.
+//!
+//! The expression form becomes one block:
+//!
+//! ```text
+//! {
+//!     const _: () = { /* one placement check per `use` line, spanned at its path */ };
+//!     let o0 = Outer::__brute_options().option(value);   // source order
+//!     let o1 = Inner::__brute_options();
+//!     let app = terminal(run_expr);
+//!     let app = layer(o1, app);                           // innermost first
+//!     let app = layer(o0, app);
+//!     agent(app)
+//! }
+//! ```
+//!
+//! Every `BOX_EVERY` layers (counted from the terminal) the stack is wrapped in
+//! `Boxed`, which boxes that layer's future: rustc computes the layout of nested async
+//! blocks recursively and overflows its default `recursion_limit` at about 26 of them.
+//! All logic lives in generic functions of `brute::__private`; the code here only names
+//! them.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{GenericArgument, Path, PathArguments};
+
+use super::Flavor;
+use super::parse::Parsed;
+use super::validate::Stack;
+
+/// A boxing boundary after this many layers, counted from the terminal.
+const BOX_EVERY: usize = 16;
+
+pub(crate) fn expand(stack: &Stack<'_>, flavor: Flavor) -> TokenStream {
+    let checks = placement_checks(stack);
+    match (stack.header, &stack.run_type) {
+        (Some(header), Some(run_type)) => expand_type(stack, header, run_type, flavor, checks),
+        _ => expand_expr(stack, flavor, checks),
+    }
+}
+
+/// The path as written, without generic arguments on its last segment, for use in
+/// expression position (`SessionLog::__brute_options()`).
+fn bare_path(path: &Path) -> Path {
+    let mut path = path.clone();
+    if let Some(last) = path.segments.last_mut() {
+        last.arguments = PathArguments::None;
+    }
+    path
+}
+
+fn placement_checks(stack: &Stack<'_>) -> TokenStream {
+    let krate = stack.krate;
+    let table = format_ident!("__BRUTE_STACK");
+    let entries = stack.uses.iter().map(|line| {
+        let path = bare_path(&line.path);
+        quote_spanned! {path.span()=> #krate::__private::placement_of(&#path::__brute_options) }
+    });
+    let checks = stack.uses.iter().enumerate().map(|(index, line)| {
+        let span = line.path.span();
+        quote_spanned! {span=>
+            const _: () = if let ::core::option::Option::Some(message) =
+                #krate::__private::placement_error(#table, #index)
+            {
+                ::core::panic!("{}", message)
+            };
+        }
+    });
+    quote! {
+        const _: () = {
+            #[allow(unused_imports)]
+            use #krate::__private::Middleware as _;
+            const #table: &[#krate::__private::Placement] = &[#(#entries),*];
+            #(#checks)*
+        };
+    }
+}
+
+fn is_closure(tokens: &TokenStream) -> bool {
+    let mut iter = tokens.clone().into_iter();
+    loop {
+        match iter.next() {
+            Some(TokenTree::Punct(p)) => return p.as_char() == '|',
+            Some(TokenTree::Ident(i)) if i == "move" || i == "async" => continue,
+            _ => return false,
+        }
+    }
+}
+
+fn run_span(stack: &Stack<'_>) -> Span {
+    stack
+        .run
+        .tokens
+        .clone()
+        .into_iter()
+        .next()
+        .map_or(stack.run.span, |tt| tt.span())
+}
+
+fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenStream {
+    let krate = stack.krate;
+    // Locals get one span, so that hygiene sees the same name wherever they appear.
+    let app = format_ident!("__brute_app");
+    let options = stack.uses.iter().enumerate().map(|(index, line)| {
+        let var = format_ident!("__brute_o{}", index);
+        let path = bare_path(&line.path);
+        let setters = line.options.iter().flat_map(|o| &o.fields).map(|field| {
+            let name = &field.name;
+            match &field.value {
+                Some(value) => quote! { .#name(#value) },
+                None => quote! { .#name(#name) },
+            }
+        });
+        let start = quote_spanned! {path.span()=> #path::__brute_options() };
+        quote! {
+            let #var = #start #(#setters)*;
+        }
+    });
+    let run_tokens = &stack.run.tokens;
+    let span = run_span(stack);
+    let terminal = match (flavor, is_closure(run_tokens)) {
+        (Flavor::Agent, true) => quote_spanned! {span=> #krate::__private::terminal_fn(#run_tokens) },
+        (Flavor::Agent, false) => quote_spanned! {span=> #krate::__private::terminal(#run_tokens) },
+        (Flavor::Pipeline, true) => quote_spanned! {span=> #krate::__private::handler_fn(#run_tokens) },
+        (Flavor::Pipeline, false) => quote_spanned! {span=> #krate::__private::handler(#run_tokens) },
+    };
+    let total = stack.uses.len();
+    let layers = stack.uses.iter().enumerate().rev().map(|(index, line)| {
+        let var = format_ident!("__brute_o{}", index);
+        let depth = total - index;
+        let boxed = (depth % BOX_EVERY == 0 && depth < total)
+            .then(|| quote! { let #app = #krate::__private::Boxed::new(#app); });
+        let layer = quote_spanned! {line.path.span()=> #krate::__private::layer };
+        quote! {
+            let #app = #layer(#var, #app);
+            #boxed
+        }
+    });
+    let finish = match flavor {
+        Flavor::Agent => quote! { #krate::__private::agent(#app) },
+        Flavor::Pipeline => quote! { #app },
+    };
+    quote! {{
+        #checks
+        #[allow(unused_imports)]
+        use #krate::__private::Middleware as _;
+        #(#options)*
+        let #app = #terminal;
+        #(#layers)*
+        #finish
+    }}
+}
+
+fn expand_type(
+    stack: &Stack<'_>,
+    header: &super::parse::TypeHeader,
+    run_type: &syn::Type,
+    flavor: Flavor,
+    checks: TokenStream,
+) -> TokenStream {
+    let krate = stack.krate;
+    let mut ty = match flavor {
+        Flavor::Agent => quote! { #krate::__private::Terminal<#run_type> },
+        Flavor::Pipeline => quote! { #run_type },
+    };
+    let total = stack.uses.len();
+    for (index, line) in stack.uses.iter().enumerate().rev() {
+        ty = layer_type(&line.path, ty);
+        let depth = total - index;
+        if depth % BOX_EVERY == 0 && depth < total {
+            ty = quote! { #krate::__private::Boxed<#ty> };
+        }
+    }
+    if flavor == Flavor::Agent {
+        ty = quote! { #krate::Agent<#ty> };
+    }
+    let super::parse::TypeHeader {
+        attrs,
+        vis,
+        ident,
+        generics,
+    } = header;
+    quote! {
+        #(#attrs)*
+        #vis type #ident #generics = #ty;
+        #checks
+    }
+}
+
+/// `Path<Args>` with the inner stack inserted as the first generic argument.
+fn layer_type(path: &Path, inner: TokenStream) -> TokenStream {
+    let mut path = path.clone();
+    let last = path.segments.last_mut().expect("a parsed path has a segment");
+    let rest: Vec<GenericArgument> = match &last.arguments {
+        PathArguments::AngleBracketed(args) => args.args.iter().cloned().collect(),
+        _ => Vec::new(),
+    };
+    last.arguments = PathArguments::None;
+    quote! { #path<#inner #(, #rest)*> }
+}
+
+/// What a block with errors expands to next to its `compile_error!`: a value of a
+/// plausible type, so that one mistake gives one error and not a cascade.
+pub(crate) fn fallback(parsed: &Parsed, flavor: Flavor) -> TokenStream {
+    let krate = &parsed.krate;
+    let value = match flavor {
+        Flavor::Agent => quote! { #krate::__private::fallback_agent() },
+        Flavor::Pipeline => quote! { #krate::__private::Fallback },
+    };
+    let ty = match flavor {
+        Flavor::Agent => quote! { #krate::Agent<#krate::__private::Fallback> },
+        Flavor::Pipeline => quote! { #krate::__private::Fallback },
+    };
+    match &parsed.header {
+        Some(header) => {
+            let super::parse::TypeHeader {
+                attrs,
+                vis,
+                ident,
+                generics,
+            } = header;
+            quote! { #(#attrs)* #vis type #ident #generics = #ty; }
+        }
+        None => quote! {{ #value }},
+    }
+}

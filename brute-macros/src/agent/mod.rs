@@ -1,0 +1,40 @@
+//! `brute_agent!` and `brute::pipeline!`: parse the block, check its syntax rules, expand it.
+
+mod expand;
+mod parse;
+mod validate;
+
+use proc_macro2::TokenStream;
+
+/// What the block expands to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `brute_agent!`: an `Agent` over the turn env, with a model as terminal.
+    Agent,
+    /// `brute::pipeline!`: the bare stack, with any handler as terminal.
+    Pipeline,
+}
+
+impl Flavor {
+    fn macro_name(self) -> &'static str {
+        match self {
+            Flavor::Agent => "brute_agent!",
+            Flavor::Pipeline => "pipeline!",
+        }
+    }
+}
+
+pub(crate) fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
+    let parsed = match parse::parse(input, flavor) {
+        Ok(parsed) => parsed,
+        Err(err) => return err.to_compile_error(),
+    };
+    match validate::validate(&parsed, flavor) {
+        Ok(stack) => expand::expand(&stack, flavor),
+        Err(err) => {
+            let mut out = err.to_compile_error();
+            out.extend(expand::fallback(&parsed, flavor));
+            out
+        }
+    }
+}

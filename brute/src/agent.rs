@@ -1,0 +1,204 @@
+//! `Agent`: a stack over the turn env, with event handlers, that runs turns.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::env::{Env, ExitReason};
+use crate::error::Error;
+use crate::event::{Event, EventHandler, EventHandlers, EventKind};
+use crate::handler::Handler;
+use crate::message::{Message, Role};
+
+/// An agent: a middleware stack (usually built by [`brute_agent!`](crate::brute_agent!))
+/// plus the event handlers registered on it.
+///
+/// An agent is `Send + Sync` when its layers are; share it in an `Arc` and run many
+/// turns at once, each on its own [`Env`].
+///
+/// ```
+/// use brute::{brute_agent, Message, StopReason};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let agent = brute_agent! {
+///     run |env| {
+///         let heard = env.messages.last().map(|m| m.content.clone()).unwrap_or_default();
+///         async move { Ok(Message::assistant(format!("heard: {heard}"))) }
+///     };
+/// };
+/// let outcome = agent.start("ping").await?;
+/// assert_eq!(outcome.text(), Some("heard: ping"));
+/// assert_eq!(outcome.stop, StopReason::Completed);
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+pub struct Agent<S> {
+    stack: S,
+    events: Option<Arc<EventHandlers>>,
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without asking for tools.
+    Completed,
+    /// A layer set `should_exit` (for example `MaxIterations`).
+    Exited(ExitReason),
+    /// The stack returned with the last message not a final answer (for example a
+    /// stack without a loop, after the model asked for a tool).
+    Unfinished,
+}
+
+/// The result of a turn: why it stopped, and the env as the stack left it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// Why the turn stopped.
+    pub stop: StopReason,
+    /// The env after the turn: the whole conversation, metadata and extensions.
+    pub env: Env,
+}
+
+impl Outcome {
+    /// The last assistant message of the turn, if the model said anything.
+    pub fn message(&self) -> Option<&Message> {
+        self.env.messages.iter().rev().find(|m| m.role == Role::Assistant)
+    }
+
+    /// The text of the last assistant message.
+    pub fn text(&self) -> Option<&str> {
+        self.message().map(|m| m.content.as_str())
+    }
+}
+
+impl<S> Agent<S> {
+    /// An agent running `stack`.
+    pub fn new(stack: S) -> Self {
+        Agent {
+            stack,
+            events: None,
+        }
+    }
+
+    /// The stack.
+    pub fn stack(&self) -> &S {
+        &self.stack
+    }
+
+    /// Calls `handler` for every event of `kind` that any layer emits during a turn.
+    /// Register handlers before sharing the agent.
+    pub fn on(
+        &mut self,
+        kind: EventKind,
+        handler: impl Fn(&Env, &Event<'_>) + Send + Sync + 'static,
+    ) -> &mut Self {
+        let handler: EventHandler = Arc::new(handler);
+        let mut handlers = self.events.as_deref().cloned().unwrap_or_default();
+        handlers.add(kind, handler);
+        self.events = Some(Arc::new(handlers));
+        self
+    }
+
+    /// A fresh env whose events reach this agent's handlers. Fill it and pass it to
+    /// [`Agent::turn`] to start a turn from a prepared conversation.
+    pub fn env(&self) -> Env {
+        Env::with_events(self.events.clone().filter(|h| !h.is_empty()))
+    }
+}
+
+impl<S: Handler<Env>> Agent<S> {
+    /// Runs one turn: appends `prompt` as a user message to a fresh env and runs the
+    /// stack once.
+    pub async fn start(&self, prompt: impl Into<String>) -> Result<Outcome, Error> {
+        let mut env = self.env();
+        env.messages.push(Message::user(prompt));
+        self.turn(env).await
+    }
+
+    /// Runs one turn on a prepared env (see [`Agent::env`]).
+    pub async fn turn(&self, mut env: Env) -> Result<Outcome, Error> {
+        env.emit(Event::TurnStart);
+        self.stack.call(&mut env).await?;
+        let stop = match &env.should_exit {
+            Some(reason) => StopReason::Exited(reason.clone()),
+            None => match env.messages.last() {
+                Some(m) if m.role == Role::Assistant && m.tool_calls.is_empty() => {
+                    StopReason::Completed
+                }
+                _ => StopReason::Unfinished,
+            },
+        };
+        env.emit(Event::TurnEnd { stop: &stop });
+        Ok(Outcome { stop, env })
+    }
+
+    /// Erases the stack's type, so that agents built from different stacks can be
+    /// stored together (`Vec<BoxAgent>`). Each turn then costs one boxed future.
+    pub fn boxed(self) -> BoxAgent
+    where
+        S: 'static,
+    {
+        Agent {
+            stack: BoxStack(Arc::new(self.stack)),
+            events: self.events,
+        }
+    }
+}
+
+/// Agents are handlers too: one agent can be the inner app or the tool of another.
+impl<S: Handler<Env>> Handler<Env> for Agent<S> {
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        self.stack.call(env)
+    }
+}
+
+impl<S> fmt::Debug for Agent<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("stack", &std::any::type_name::<S>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An agent whose stack type is erased: see [`Agent::boxed`].
+///
+/// ```
+/// use brute::{brute_agent, BoxAgent, Message};
+///
+/// let agents: Vec<BoxAgent> = vec![
+///     brute_agent! { run |_env| async { Ok(Message::assistant("a")) }; }.boxed(),
+///     brute_agent! { use brute::SystemPrompt { prompt: "terse" }; run |_env| async { Ok(Message::assistant("b")) }; }
+///         .boxed(),
+/// ];
+/// # let _ = agents;
+/// ```
+pub type BoxAgent = Agent<BoxStack>;
+
+type BoxFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>>;
+
+trait ErasedHandler: Send + Sync {
+    fn call_boxed<'a>(&'a self, env: &'a mut Env) -> BoxFuture<'a>;
+}
+
+impl<S: Handler<Env>> ErasedHandler for S {
+    fn call_boxed<'a>(&'a self, env: &'a mut Env) -> BoxFuture<'a> {
+        Box::pin(self.call(env))
+    }
+}
+
+/// A stack with its type erased, behind an `Arc`.
+#[derive(Clone)]
+pub struct BoxStack(Arc<dyn ErasedHandler>);
+
+impl Handler<Env> for BoxStack {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.0.call_boxed(env).await
+    }
+}
+
+impl fmt::Debug for BoxStack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BoxStack")
+    }
+}

@@ -1,0 +1,109 @@
+//! Errors of a turn, typed by concern.
+
+use std::time::Duration;
+
+use crate::env::ExitReason;
+
+/// A boxed error for composition: what a middleware of yours returns through
+/// [`Error::Other`] when it has no variant of its own.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a turn failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The model (the `run` terminal) failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A layer failed; `layer` names it.
+    #[error("{layer}: {message}")]
+    Layer {
+        /// The middleware that failed, as written in the stack.
+        layer: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// A guard ended the turn and was configured to make that an error
+    /// (for example `MaxIterations` in error mode).
+    #[error("the turn was stopped: {0}")]
+    Stopped(ExitReason),
+    /// Any other failure, for middleware of your own.
+    #[error(transparent)]
+    Other(BoxError),
+}
+
+impl Error {
+    /// An error of the layer `layer`.
+    pub fn layer(layer: &'static str, message: impl Into<String>) -> Self {
+        Error::Layer {
+            layer,
+            message: message.into(),
+        }
+    }
+
+    /// Wraps any error.
+    pub fn other(error: impl Into<BoxError>) -> Self {
+        Error::Other(error.into())
+    }
+}
+
+/// Why one model call failed, typed by cause so that `Retry` can tell what is worth
+/// another attempt.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The provider refused the credentials (HTTP 401/403).
+    #[error("authentication failed: {0}")]
+    Authentication(String),
+    /// Too many requests (HTTP 429); `retry_after` is the server's hint, if any.
+    #[error("rate limited{}", retry_after.map(|d| format!(" (retry after {:.1}s)", d.as_secs_f64())).unwrap_or_default())]
+    RateLimited {
+        /// How long the server asked to wait.
+        retry_after: Option<Duration>,
+    },
+    /// The server failed (HTTP 5xx).
+    #[error("server error {status}: {message}")]
+    Server {
+        /// The HTTP status.
+        status: u16,
+        /// The body or reason the server gave.
+        message: String,
+    },
+    /// The call did not finish in time.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// The connection failed or was dropped.
+    #[error("connection failed: {0}")]
+    Connection(String),
+    /// The response could not be understood.
+    #[error("malformed response: {0}")]
+    Malformed(String),
+    /// The conversation does not fit the model's context window.
+    #[error("context too long: {0}")]
+    ContextTooLong(String),
+    /// The provider rejected the request for another reason.
+    #[error("request rejected: {0}")]
+    Rejected(String),
+}
+
+impl ModelError {
+    /// Whether another attempt may succeed: rate limits, server errors, timeouts and
+    /// dropped connections.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ModelError::RateLimited { .. }
+                | ModelError::Server { .. }
+                | ModelError::Timeout(_)
+                | ModelError::Connection(_)
+        )
+    }
+
+    /// The wait the server asked for, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ModelError::RateLimited { retry_after } => *retry_after,
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Events: what layers report while a turn runs, for `agent.on(kind, handler)`.
+//!
+//! Events borrow their payload from the env, so emitting one allocates nothing, and an
+//! env with no handlers pays one branch per event.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use brute::{brute_agent, EventKind, Event, Message};
+//!
+//! # tokio_test();
+//! # fn tokio_test() { tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let seen = Arc::new(Mutex::new(Vec::new()));
+//! let mut agent = brute_agent! {
+//!     run |_env| async { Ok(Message::assistant("hello")) };
+//! };
+//! let log = seen.clone();
+//! agent.on(EventKind::ModelResponse, move |_env, event| {
+//!     if let Event::ModelResponse { message, .. } = event {
+//!         log.lock().unwrap().push(message.content.clone());
+//!     }
+//! });
+//! agent.start("hi").await.unwrap();
+//! assert_eq!(*seen.lock().unwrap(), ["hello"]);
+//! # }) }
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::StopReason;
+use crate::env::Env;
+use crate::error::{Error, ModelError};
+use crate::message::{Message, ToolCall};
+use crate::model::Usage;
+
+/// One event, borrowing its payload.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// A turn began; the prompt is the last message.
+    TurnStart,
+    /// A turn ended.
+    TurnEnd {
+        /// Why it stopped.
+        stop: &'a StopReason,
+    },
+    /// A loop layer started pass `n` (1 for the first).
+    Iteration {
+        /// The pass number.
+        n: u32,
+    },
+    /// The terminal is about to call the model with this many messages.
+    ModelRequest {
+        /// Messages sent.
+        messages: usize,
+        /// Tools advertised.
+        tools: usize,
+    },
+    /// The model answered.
+    ModelResponse {
+        /// The assistant message, already appended to the env.
+        message: &'a Message,
+        /// Tokens used, when the provider reports them.
+        usage: Option<&'a Usage>,
+    },
+    /// A piece of streamed text.
+    ContentDelta(&'a str),
+    /// A piece of streamed reasoning.
+    ReasoningDelta(&'a str),
+    /// A tool call is about to run.
+    ToolCallStart {
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// A tool call produced its result.
+    ToolResult {
+        /// The call.
+        call: &'a ToolCall,
+        /// The tool message that answers it.
+        result: &'a Message,
+        /// Whether the result reports a failure.
+        is_error: bool,
+    },
+    /// A model call failed and will be tried again.
+    Retry {
+        /// The attempt that failed (1 for the first).
+        attempt: u32,
+        /// The wait before the next attempt.
+        delay: Duration,
+        /// What failed.
+        error: &'a ModelError,
+    },
+    /// The history was compacted: what was given up, by which strategy.
+    Compacted {
+        /// The strategy that made the cut.
+        strategy: &'a str,
+        /// The messages removed or rewritten, as they were before.
+        removed: &'a [Message],
+        /// Estimated tokens before.
+        tokens_before: usize,
+        /// Estimated tokens after.
+        tokens_after: usize,
+    },
+    /// A layer reports an error it handled (the turn may go on).
+    Error {
+        /// The layer.
+        layer: &'a str,
+        /// The error.
+        error: &'a Error,
+    },
+}
+
+/// The kind of an [`Event`], for registering handlers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// [`Event::TurnStart`]
+    TurnStart,
+    /// [`Event::TurnEnd`]
+    TurnEnd,
+    /// [`Event::Iteration`]
+    Iteration,
+    /// [`Event::ModelRequest`]
+    ModelRequest,
+    /// [`Event::ModelResponse`]
+    ModelResponse,
+    /// [`Event::ContentDelta`]
+    ContentDelta,
+    /// [`Event::ReasoningDelta`]
+    ReasoningDelta,
+    /// [`Event::ToolCallStart`]
+    ToolCallStart,
+    /// [`Event::ToolResult`]
+    ToolResult,
+    /// [`Event::Retry`]
+    Retry,
+    /// [`Event::Compacted`]
+    Compacted,
+    /// [`Event::Error`]
+    Error,
+}
+
+const KINDS: usize = 12;
+
+impl Event<'_> {
+    /// The kind of this event.
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::TurnStart => EventKind::TurnStart,
+            Event::TurnEnd { .. } => EventKind::TurnEnd,
+            Event::Iteration { .. } => EventKind::Iteration,
+            Event::ModelRequest { .. } => EventKind::ModelRequest,
+            Event::ModelResponse { .. } => EventKind::ModelResponse,
+            Event::ContentDelta(_) => EventKind::ContentDelta,
+            Event::ReasoningDelta(_) => EventKind::ReasoningDelta,
+            Event::ToolCallStart { .. } => EventKind::ToolCallStart,
+            Event::ToolResult { .. } => EventKind::ToolResult,
+            Event::Retry { .. } => EventKind::Retry,
+            Event::Compacted { .. } => EventKind::Compacted,
+            Event::Error { .. } => EventKind::Error,
+        }
+    }
+}
+
+/// A registered event handler.
+pub type EventHandler = Arc<dyn Fn(&Env, &Event<'_>) + Send + Sync>;
+
+/// The handlers of one agent, by event kind.
+#[derive(Clone, Default)]
+pub(crate) struct EventHandlers {
+    by_kind: [Vec<EventHandler>; KINDS],
+}
+
+impl EventHandlers {
+    pub(crate) fn add(&mut self, kind: EventKind, handler: EventHandler) {
+        self.by_kind[kind as usize].push(handler);
+    }
+
+    pub(crate) fn listens(&self, kind: EventKind) -> bool {
+        !self.by_kind[kind as usize].is_empty()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_kind.iter().all(Vec::is_empty)
+    }
+
+    pub(crate) fn dispatch(&self, env: &Env, event: &Event<'_>) {
+        for handler in &self.by_kind[event.kind() as usize] {
+            handler(env, event);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Placement kinds: the roles layers provide, and the rules that come with them.
+//!
+//! A middleware says what it is with `#[middleware(provides = Kind)]`, and where it
+//! must sit with `inside`, `outside` and `requires_inner`. The built-in kinds carry
+//! the ordering rules of the Rack model, so that any layer providing them (built-in or
+//! yours) is held to the same policy:
+//!
+//! | kind | rules for every layer that provides it |
+//! |---|---|
+//! | [`Loop`] | none (the loop's own rule: a [`ToolPipeline`] inside `Loop::ToolResult`) |
+//! | [`SessionLog`] | outside every `Loop`; outside every `Compaction`; at most one |
+//! | [`Compaction`] | inside a `Loop`, so it runs before every model call |
+//! | [`ToolPipeline`] | none |
+//!
+//! Declare kinds of your own with [`kind!`](crate::kind!).
+
+use crate::stack::{Check, Kind, KindInfo, Rule};
+
+/// Declares placement kinds for your own middleware.
+///
+/// ```
+/// brute::kind! {
+///     /// Layers that authenticate the user.
+///     pub Auth;
+/// }
+/// # use brute::Kind;
+/// assert_eq!(<Auth as Kind>::INFO.name, "Auth");
+/// ```
+#[macro_export]
+macro_rules! kind {
+    ($($(#[$meta:meta])* $vis:vis $name:ident;)+) => {$(
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug)]
+        $vis struct $name;
+        impl $crate::Kind for $name {
+            const INFO: $crate::stack::KindInfo = $crate::stack::KindInfo {
+                id: ::core::concat!(::core::module_path!(), "::", ::core::stringify!($name)),
+                name: ::core::stringify!($name),
+                rules: &[],
+            };
+        }
+    )+};
+}
+
+macro_rules! builtin_kind {
+    ($(#[$meta:meta])* $name:ident, [$($rule:expr),* $(,)?]) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name;
+        impl Kind for $name {
+            const INFO: KindInfo = KindInfo {
+                id: concat!("brute::kind::", stringify!($name)),
+                name: stringify!($name),
+                rules: &[$($rule),*],
+            };
+        }
+    };
+}
+
+builtin_kind!(
+    /// A loop layer: re-runs the stack below it (`Loop::ToolResult`, `Loop::While`).
+    Loop,
+    []
+);
+
+builtin_kind!(
+    /// The session log: loads history on the way in, persists it on the way out.
+    SessionLog,
+    [
+        Rule {
+            check: Check::Outside(<Loop as Kind>::INFO.id),
+            message: "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loop` (rule of kind `SessionLog`). Move the session log above the loop.",
+        },
+        Rule {
+            check: Check::Outside(<Compaction as Kind>::INFO.id),
+            message: "a session log must sit outside compaction, so compaction works on the loaded history and the log persists what survives, but a `use` above it provides `Compaction` (rule of kind `SessionLog`). Move the session log above it.",
+        },
+        Rule {
+            check: Check::Unique,
+            message: "a stack may have only one session log, and a `use` above this one already provides `SessionLog` (rule of kind `SessionLog`). Remove one of them.",
+        },
+    ]
+);
+
+builtin_kind!(
+    /// Context compaction: shrinks the history before a model call.
+    Compaction,
+    [Rule {
+        check: Check::Inside(<Loop as Kind>::INFO.id),
+        message: "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loop` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.",
+    }]
+);
+
+builtin_kind!(
+    /// Tool execution: advertises tools and runs the model's tool calls.
+    ToolPipeline,
+    []
+);

@@ -1,0 +1,251 @@
+//! # brute
+//!
+//! LLM agents as Rack-style middleware stacks.
+//!
+//! An agent turn is a request. An [`Env`] (the conversation, the advertised tools,
+//! metadata) flows **down** through middleware to one terminal model call, and the
+//! result flows back **up** through the same layers. Everything agentic is ordinary
+//! middleware: the system prompt, the tool loop, the iteration guard, tool execution,
+//! session persistence, compaction. Use what you want, in the order you want.
+//!
+//! ```text
+//! agent.start(prompt)
+//!   │  env flows down ─────────────────────────▶
+//!   │  SystemPrompt      prepend the system message
+//!   │  Loop::While       ┐ re-invoke while the condition holds
+//!   │  MaxIterations     ┘ guard the loop
+//!   │  run model         ← one completion per pass
+//!   ▼  results flow back up ◀───────────────────
+//! ```
+//!
+//! [`brute_agent!`] turns a Ruby-like block into one statically typed nested value,
+//! first `use` outermost. There is no dynamic dispatch between layers: each layer is a
+//! struct holding the next, and a turn is one monomorphised future.
+//!
+//! ```
+//! use brute::{brute_agent, Loop, MaxIterations, Message, SystemPrompt};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let agent = brute_agent! {
+//!     use SystemPrompt { prompt: "You are terse." };
+//!     use Loop::While { condition: |env| env.iteration < 2 };
+//!     use MaxIterations { max: 25 };
+//!     run |env| {
+//!         let pass = env.iteration;
+//!         async move { Ok(Message::assistant(format!("pass {pass}"))) }
+//!     };
+//! };
+//! let outcome = agent.start("Hello").await?;
+//! assert_eq!(outcome.text(), Some("pass 2"));
+//! # Ok::<(), brute::Error>(()) }).unwrap();
+//! ```
+//!
+//! ## Order encodes policy
+//!
+//! Middleware order is where behaviour lives, so it is **checked at compile time**.
+//! Each middleware declares where it may sit (`#[middleware(inside = Loop)]`, ...) and
+//! `brute_agent!` checks every `use` line against the lines around it. A misplaced
+//! layer is a compile error at its `use` line naming the layer, the rule and the fix:
+//!
+//! ```compile_fail
+//! # use brute::{brute_agent, MaxIterations, Message};
+//! let agent = brute_agent! {
+//!     use MaxIterations { max: 3 };   // error: `MaxIterations` must sit inside a
+//!                                     // layer that provides `Loop` ...
+//!     run |_env| async { Ok(Message::assistant("hi")) };
+//! };
+//! ```
+//!
+//! The built-in rules are listed in [`kind`]. Your own middleware declares rules with
+//! the same attributes and gets the same diagnostics.
+//!
+//! ## Writing middleware
+//!
+//! A middleware is a plain struct with its inner app and its options, and an impl of
+//! [`Handler`] that calls the app once:
+//!
+//! ```
+//! use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+//!
+//! /// Tags every assistant reply.
+//! #[derive(Middleware)]
+//! pub struct Tag<A> {
+//!     app: A,
+//!     #[middleware(into, default = "[bot] ")]
+//!     prefix: String,
+//! }
+//!
+//! impl<A: Handler<Env>> Handler<Env> for Tag<A> {
+//!     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+//!         self.app.call(env).await?;                 // down, then back up
+//!         if let Some(last) = env.messages.last_mut() {
+//!             last.content.insert_str(0, &self.prefix);
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let agent = brute_agent! {
+//!     use Tag { prefix: "> " };
+//!     run |_env| async { Ok(Message::assistant("hi")) };
+//! };
+//! assert_eq!(agent.start("hello").await?.text(), Some("> hi"));
+//! # Ok::<(), brute::Error>(()) }).unwrap();
+//! ```
+//!
+//! ## Deep stacks
+//!
+//! rustc computes the layout of nested async blocks recursively and fails at about 26
+//! of them under the default `recursion_limit`. `brute_agent!` therefore boxes the
+//! future of the stack below every 16th layer (counted from the terminal): stacks of up
+//! to 16 layers have no allocation at all, and a 64-layer stack has three boxes.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod agent;
+mod env;
+mod error;
+mod event;
+mod handler;
+pub mod kind;
+mod message;
+mod middleware;
+mod model;
+pub mod stack;
+mod tool;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use agent::{Agent, BoxAgent, BoxStack, Outcome, StopReason};
+pub use env::{Env, ExitReason, Extensions};
+pub use error::{BoxError, Error, ModelError};
+pub use event::{Event, EventHandler, EventKind};
+pub use handler::{Handler, HandlerFn, handler_fn};
+pub use message::{Message, Role, ToolCall};
+pub use middleware::*;
+pub use model::{Completion, Model, Terminal, Usage, add_usage};
+pub use stack::{Kind, Middleware};
+pub use tool::ToolSpec;
+
+/// Derives [`Middleware`] for a struct holding its inner app and its options.
+///
+/// The struct has one field for the inner app, named `app` or marked
+/// `#[middleware(app)]`, whose type is a type parameter. Every other field is an option,
+/// set in `brute_agent!` with `use Name { field: value }`. The derive generates:
+///
+/// - `NameOptions`, with one setter per option and `Default` from the field defaults;
+/// - `Name::new(app, options)`;
+/// - the placement metadata `brute_agent!` checks at compile time.
+///
+/// Field attributes: `#[middleware(default = expr)]` (otherwise the type's `Default`),
+/// `#[middleware(into)]` (the setter takes `impl Into<T>`), `#[middleware(state)]`
+/// (internal state, not an option, built from its default), `#[middleware(app)]`.
+/// A field whose type is a type parameter is a generic option: setting it changes
+/// the options' type, and leaving it unset leaves [`stack::MissingOption`] there.
+///
+/// Struct attributes: `provides = Kind`, `inside = Kind` (a layer further out provides
+/// it), `outside = Kind` (none further out does), `requires_inner = Kind` (a layer
+/// further in provides it), `unique`, and `crate = path` when `brute` is renamed.
+///
+/// ```
+/// use brute::{Env, Error, Handler, Middleware};
+///
+/// brute::kind! {
+///     /// Layers that check permissions.
+///     pub Permissions;
+/// }
+///
+/// /// Refuses turns once `budget` model calls were made.
+/// #[derive(Middleware)]
+/// #[middleware(provides = Permissions, inside = brute::kind::Loop, unique)]
+/// pub struct Budget<A> {
+///     app: A,
+///     /// Model calls allowed per turn.
+///     #[middleware(default = 10)]
+///     budget: u32,
+/// }
+///
+/// impl<A: Handler<Env>> Handler<Env> for Budget<A> {
+///     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+///         if env.iteration > self.budget {
+///             return Err(Error::layer("Budget", "out of budget"));
+///         }
+///         self.app.call(env).await
+///     }
+/// }
+/// ```
+pub use brute_macros::Middleware;
+
+/// Builds an agent from a Ruby-like block: `use` lines outermost first, then one `run`.
+///
+/// ```text
+/// brute_agent! {
+///     use Path;                          // a middleware with default options
+///     use Path { option: value, .. };    // options by name; omitted ones keep defaults
+///     run model;                         // a Model value, or a closure |env| ..
+/// }
+/// ```
+///
+/// The result is an [`Agent`] over the nested stack type. Option values go to the
+/// setters the derive generated, so an unknown option or a value of the wrong type is
+/// a compile error at that option. Placement rules are checked per `use` line.
+///
+/// To store agents in structs, the same block can declare a named type: write
+/// `pub type Name<..>;` first, generic arguments of middleware in the paths, and the
+/// terminal's type after `run`:
+///
+/// ```
+/// use brute::{brute_agent, Agent, Loop, Message, MaxIterations, Model};
+///
+/// brute_agent! {
+///     pub type Bot<M>;
+///     use Loop::While;
+///     use MaxIterations;
+///     run M;
+/// }
+///
+/// fn bot<M: Model>(model: M) -> Bot<M> {
+///     brute_agent! {
+///         use Loop::While;
+///         use MaxIterations { max: 5 };
+///         run model;
+///     }
+/// }
+/// ```
+///
+/// See the crate documentation for the model and [`stack`] for how rules are checked.
+#[macro_export]
+macro_rules! brute_agent {
+    ($($tokens:tt)*) => {
+        $crate::__private::__brute_agent! { [$crate] $($tokens)* }
+    };
+}
+
+/// Builds a bare stack with the `brute_agent!` grammar, for sub-pipelines over env types
+/// of their own (a tool pipeline, a compactor). `run` takes any [`Handler`]; a closure
+/// literal becomes [`handler_fn`].
+///
+/// ```
+/// use brute::{pipeline, Env, Handler, Loop, Message};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let stack = pipeline! {
+///     use Loop::While { condition: |env| env.iteration < 3 };
+///     run |env: &mut Env| {
+///         env.messages.push(Message::assistant("pass"));
+///         async { Ok(()) }
+///     };
+/// };
+/// let mut env = Env::new();
+/// stack.call(&mut env).await?;
+/// assert_eq!(env.messages.len(), 3);
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[macro_export]
+macro_rules! pipeline {
+    ($($tokens:tt)*) => {
+        $crate::__private::__brute_pipeline! { [$crate] $($tokens)* }
+    };
+}

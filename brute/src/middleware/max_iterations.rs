@@ -1,0 +1,77 @@
+//! `MaxIterations`: the guard inside a loop.
+
+use crate::env::{Env, ExitReason};
+use crate::error::Error;
+use crate::handler::Handler;
+use crate::message::Message;
+
+/// What `MaxIterations` does when the limit is reached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitMode {
+    /// End the turn with the partial result and `should_exit` set to
+    /// [`ExitReason::MaxIterations`].
+    #[default]
+    End,
+    /// End the turn with [`Error::Stopped`].
+    Error,
+    /// Tell the model, with a user message, how many passes remain once that number
+    /// drops to `remaining`; then end as [`LimitMode::End`].
+    Warn {
+        /// Start warning when this many passes remain.
+        remaining: u32,
+    },
+}
+
+/// Limits how many passes a loop makes in one turn.
+///
+/// Sits inside a loop layer (checked at compile time). On the pass after the `max`-th
+/// it does not call the inner stack: the previous pass ended with every tool call
+/// answered, so the turn ends without a dangling call.
+///
+/// ```
+/// use brute::{brute_agent, Loop, LimitMode, MaxIterations, Message, StopReason, ExitReason};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let agent = brute_agent! {
+///     use Loop::While { condition: |_env| true };
+///     use MaxIterations { max: 4 };
+///     run |_env| async { Ok(Message::assistant("again")) };
+/// };
+/// let outcome = agent.start("go").await?;
+/// assert_eq!(outcome.stop, StopReason::Exited(ExitReason::MaxIterations { max: 4 }));
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(crate::Middleware, Debug, Clone)]
+#[middleware(crate = crate, inside = crate::kind::Loop)]
+pub struct MaxIterations<A> {
+    app: A,
+    /// The most passes a turn may make.
+    #[middleware(default = 100)]
+    max: u32,
+    /// What happens at the limit.
+    mode: LimitMode,
+}
+
+impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        if env.iteration > self.max {
+            let reason = ExitReason::MaxIterations { max: self.max };
+            if self.mode == LimitMode::Error {
+                return Err(Error::Stopped(reason));
+            }
+            env.exit(reason);
+            return Ok(());
+        }
+        if let LimitMode::Warn { remaining } = self.mode {
+            let left = self.max - env.iteration + 1;
+            if left <= remaining {
+                env.messages.push(Message::user(format!(
+                    "[brute] {left} model call{} left in this turn: finish the task or summarise where you are.",
+                    if left == 1 { "" } else { "s" }
+                )));
+            }
+        }
+        self.app.call(env).await
+    }
+}

@@ -1,0 +1,90 @@
+//! Loop layers: the agentic loop is a layer, not the framework.
+
+/// Loop layers. `Loop::ToolResult` is the agentic loop; `Loop::While` takes any
+/// condition. Both are do-while: the inner stack runs once, then again while the
+/// condition holds, until a layer sets `should_exit`. Each pass increments
+/// `env.iteration` and emits [`Event::Iteration`](crate::Event::Iteration).
+///
+/// ```
+/// use brute::{brute_agent, Loop, Message};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// // Ask the model three times, whatever it says.
+/// let agent = brute_agent! {
+///     use Loop::While { condition: |env| env.iteration < 3 };
+///     run |env| {
+///         let n = env.iteration;
+///         async move { Ok(Message::assistant(format!("pass {n}"))) }
+///     };
+/// };
+/// let outcome = agent.start("go").await?;
+/// assert_eq!(outcome.text(), Some("pass 3"));
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[allow(non_snake_case)]
+pub mod Loop {
+    use crate::env::Env;
+    use crate::error::Error;
+    use crate::event::Event;
+    use crate::handler::Handler;
+    use crate::message::Role;
+
+    /// Re-runs the inner stack while the last message is a tool result: the model
+    /// called tools, they ran, and the model must see their results.
+    ///
+    /// Needs a tool pipeline inside it (a layer that provides
+    /// [`kind::ToolPipeline`](crate::kind::ToolPipeline)), checked at compile time.
+    #[derive(crate::Middleware, Debug, Clone)]
+    #[middleware(
+        crate = crate,
+        provides = crate::kind::Loop,
+        requires_inner = crate::kind::ToolPipeline
+    )]
+    pub struct ToolResult<A> {
+        app: A,
+    }
+
+    /// Re-runs the inner stack while `condition` holds.
+    #[derive(crate::Middleware, Debug, Clone)]
+    #[middleware(crate = crate, provides = crate::kind::Loop)]
+    pub struct While<A> {
+        app: A,
+        /// Checked after each pass; the loop goes on while it returns `true`.
+        /// The default loops while the last message is a tool result.
+        #[middleware(default = last_is_tool_result)]
+        condition: fn(&Env) -> bool,
+    }
+
+    /// The condition of `Loop::ToolResult`: the last message is a tool result.
+    pub fn last_is_tool_result(env: &Env) -> bool {
+        env.messages.last().is_some_and(|m| m.role == Role::Tool)
+    }
+
+    /// The do-while both loops share.
+    async fn run_loop<A: Handler<Env>>(
+        app: &A,
+        env: &mut Env,
+        condition: impl Fn(&Env) -> bool,
+    ) -> Result<(), Error> {
+        loop {
+            env.iteration += 1;
+            env.emit(Event::Iteration { n: env.iteration });
+            app.call(env).await?;
+            if env.should_exit.is_some() || !condition(env) {
+                return Ok(());
+            }
+        }
+    }
+
+    impl<A: Handler<Env>> Handler<Env> for ToolResult<A> {
+        fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+            run_loop(&self.app, env, last_is_tool_result)
+        }
+    }
+
+    impl<A: Handler<Env>> Handler<Env> for While<A> {
+        fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+            run_loop(&self.app, env, self.condition)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Models: the terminal of an agent stack, doing one completion per pass.
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::Env;
+use crate::error::Error;
+use crate::event::Event;
+use crate::handler::Handler;
+use crate::message::Message;
+
+/// Tokens one model call used, as the provider reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+}
+
+/// What one model call returns: the assistant message and, when known, its usage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    /// The assistant message (text, reasoning, tool calls).
+    pub message: Message,
+    /// Tokens used, if the provider said.
+    pub usage: Option<Usage>,
+}
+
+impl From<Message> for Completion {
+    fn from(message: Message) -> Self {
+        Completion {
+            message,
+            usage: None,
+        }
+    }
+}
+
+/// A language model: one completion from the env's messages and advertised tools.
+///
+/// Providers implement it; so does every closure `Fn(&Env) -> impl Future<Output =
+/// Result<impl Into<Completion>, Error>>`, which is what `run |env| ..` in
+/// `brute_agent!` uses. A closure's future must not borrow the env: read what you need
+/// before the `async` block.
+///
+/// ```
+/// use brute::{Completion, Env, Error, Message, Model};
+///
+/// /// Echoes the last user message.
+/// struct Echo;
+///
+/// impl Model for Echo {
+///     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
+///         let last = env.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+///         Ok(Message::assistant(format!("you said: {last}")).into())
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the terminal of `brute_agent!`: it is not a model",
+    label = "`run` needs a model here",
+    note = "`run` takes a value implementing `brute::Model` (a provider, `ScriptedModel`) or a closure `|env| async move {{ Ok(Message::assistant(..)) }}`"
+)]
+pub trait Model: Send + Sync {
+    /// One completion for the conversation in `env`.
+    fn complete(&self, env: &Env) -> impl Future<Output = Result<Completion, Error>> + Send;
+
+    /// The model's name, for events and tracing.
+    fn name(&self) -> &str {
+        "model"
+    }
+}
+
+impl<F, Fut, R> Model for F
+where
+    F: Fn(&Env) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<R, Error>> + Send,
+    R: Into<Completion>,
+{
+    async fn complete(&self, env: &Env) -> Result<Completion, Error> {
+        self(env).await.map(Into::into)
+    }
+}
+
+/// The terminal layer of an agent: calls the model once, appends its message to the
+/// env and adds its usage to `metadata["usage"]`.
+#[derive(Clone, Debug)]
+pub struct Terminal<M> {
+    model: M,
+}
+
+impl<M> Terminal<M> {
+    /// A terminal calling `model`.
+    pub fn new(model: M) -> Self {
+        Terminal { model }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+}
+
+impl<M: Model> Handler<Env> for Terminal<M> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        env.emit(Event::ModelRequest {
+            messages: env.messages.len(),
+            tools: env.tools.len(),
+        });
+        let Completion { message, usage } = self.model.complete(env).await?;
+        if let Some(usage) = &usage {
+            add_usage(env, usage);
+        }
+        env.messages.push(message);
+        if let Some(message) = env.messages.last() {
+            env.emit(Event::ModelResponse {
+                message,
+                usage: usage.as_ref(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Adds one call's usage to the running totals in `env.metadata["usage"]`.
+pub fn add_usage(env: &mut Env, usage: &Usage) {
+    let entry = env
+        .metadata
+        .entry("usage")
+        .or_insert_with(|| serde_json::json!({}));
+    if !entry.is_object() {
+        *entry = serde_json::json!({});
+    }
+    if let Some(totals) = entry.as_object_mut() {
+        for (key, value) in [
+            ("input_tokens", usage.input_tokens),
+            ("output_tokens", usage.output_tokens),
+            ("cached_tokens", usage.cached_tokens),
+        ] {
+            let sum = totals.get(key).and_then(|v| v.as_u64()).unwrap_or(0) + value;
+            totals.insert(key.into(), sum.into());
+        }
+    }
+}
