@@ -112,6 +112,7 @@ pub mod kind;
 mod message;
 mod middleware;
 mod model;
+mod scripted;
 pub mod stack;
 mod tool;
 
@@ -126,6 +127,7 @@ pub use handler::{Handler, HandlerFn, handler_fn};
 pub use message::{Message, Role, ToolCall};
 pub use middleware::*;
 pub use model::{Completion, Model, Terminal, Usage, add_usage};
+pub use scripted::ScriptedModel;
 pub use stack::{Kind, Middleware};
 pub use tool::ToolSpec;
 
