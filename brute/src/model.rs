@@ -74,6 +74,7 @@ pub trait Model: Send + Sync {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<F, Fut, R> Model for F
 where
     F: Fn(&Env) -> Fut + Send + Sync,

@@ -165,15 +165,23 @@ const fn broken(stack: &[Placement], index: usize, check: Check, unique_of: Opti
     }
 }
 
-/// The message of the first rule that line `index` of `stack` (outermost first)
-/// breaks, if any. `brute_agent!` calls it in a `const` per line and panics with the
-/// message, which rustc reports as a compile error at that line.
-pub const fn placement_error(stack: &[Placement], index: usize) -> Option<&'static str> {
+/// How many broken rules `brute_agent!` reports for one `use` line.
+pub const REPORTED_PER_LINE: usize = 3;
+
+/// The message of the `nth` rule (from 0) that line `index` of `stack` (outermost
+/// first) breaks, if there is one. `brute_agent!` evaluates it in `const` items, one
+/// per line and `nth`, and panics with the message, which rustc reports as a compile
+/// error at that line.
+pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> Option<&'static str> {
     let me = &stack[index];
+    let mut seen = 0;
     let mut r = 0;
     while r < me.rules.len() {
         if broken(stack, index, me.rules[r].check, None) {
-            return Some(me.rules[r].message);
+            if seen == nth {
+                return Some(me.rules[r].message);
+            }
+            seen += 1;
         }
         r += 1;
     }
@@ -183,7 +191,10 @@ pub const fn placement_error(stack: &[Placement], index: usize) -> Option<&'stat
         let mut r = 0;
         while r < kind.rules.len() {
             if broken(stack, index, kind.rules[r].check, Some(kind.id)) {
-                return Some(kind.rules[r].message);
+                if seen == nth {
+                    return Some(kind.rules[r].message);
+                }
+                seen += 1;
             }
             r += 1;
         }

@@ -32,6 +32,15 @@ use super::validate::Stack;
 /// A boxing boundary after this many layers, counted from the terminal.
 const BOX_EVERY: usize = 16;
 
+/// Broken placement rules reported per `use` line (`brute::stack::REPORTED_PER_LINE`).
+const REPORTED_PER_LINE: usize = 3;
+
+/// The span diagnostics about a `use` line point at: the middleware's name, the last
+/// segment of its path (on stable, a span cannot cover the whole path).
+fn last_segment_span(path: &Path) -> Span {
+    path.segments.last().map_or_else(|| path.span(), |s| s.ident.span())
+}
+
 pub(crate) fn expand(stack: &Stack<'_>, flavor: Flavor) -> TokenStream {
     let checks = placement_checks(stack);
     match (stack.header, &stack.run_type) {
@@ -55,17 +64,20 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     let table = format_ident!("__BRUTE_STACK");
     let entries = stack.uses.iter().map(|line| {
         let path = bare_path(&line.path);
-        quote_spanned! {path.span()=> #krate::__private::placement_of(&#path::__brute_options) }
+        quote_spanned! {last_segment_span(&path)=> #krate::__private::placement_of(&#path::__brute_options) }
     });
-    let checks = stack.uses.iter().enumerate().map(|(index, line)| {
-        let span = line.path.span();
-        quote_spanned! {span=>
-            const _: () = if let ::core::option::Option::Some(message) =
-                #krate::__private::placement_error(#table, #index)
-            {
-                ::core::panic!("{}", message)
-            };
-        }
+    let checks = stack.uses.iter().enumerate().flat_map(|(index, line)| {
+        let span = last_segment_span(&line.path);
+        let table = &table;
+        (0..REPORTED_PER_LINE).map(move |nth| {
+            quote_spanned! {span=>
+                const _: () = if let ::core::option::Option::Some(message) =
+                    #krate::__private::placement_error(#table, #index, #nth)
+                {
+                    ::core::panic!("{}", message)
+                };
+            }
+        })
     });
     quote! {
         const _: () = {
@@ -112,7 +124,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
                 None => quote! { .#name(#name) },
             }
         });
-        let start = quote_spanned! {path.span()=> #path::__brute_options() };
+        let start = quote_spanned! {last_segment_span(&path)=> #path::__brute_options() };
         quote! {
             let #var = #start #(#setters)*;
         }
@@ -131,7 +143,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         let depth = total - index;
         let boxed = (depth % BOX_EVERY == 0 && depth < total)
             .then(|| quote! { let #app = #krate::__private::Boxed::new(#app); });
-        let layer = quote_spanned! {line.path.span()=> #krate::__private::layer };
+        let layer = quote_spanned! {last_segment_span(&line.path)=> #krate::__private::layer };
         quote! {
             let #app = #layer(#var, #app);
             #boxed
@@ -200,14 +212,39 @@ fn layer_type(path: &Path, inner: TokenStream) -> TokenStream {
     quote! { #path<#inner #(, #rest)*> }
 }
 
-/// What a block with errors expands to next to its `compile_error!`: a value of a
-/// plausible type, so that one mistake gives one error and not a cascade.
-pub(crate) fn fallback(parsed: &Parsed, flavor: Flavor) -> TokenStream {
-    let krate = &parsed.krate;
-    let value = match flavor {
+/// What a block that failed to parse expands to: the errors, plus a fallback value in
+/// expression position (an item-position block, `pub type Name; ..`, gets the errors
+/// alone).
+pub(crate) fn parse_error_fallback(input: &TokenStream, flavor: Flavor, errors: TokenStream) -> TokenStream {
+    let mut iter = input.clone().into_iter();
+    let krate = match iter.next() {
+        Some(TokenTree::Group(group)) => group.stream(),
+        _ => return errors,
+    };
+    let item_form = match iter.next() {
+        Some(TokenTree::Ident(ident)) => ident == "pub" || ident == "type",
+        Some(TokenTree::Punct(punct)) => punct.as_char() == '#',
+        _ => false,
+    };
+    if item_form {
+        return errors;
+    }
+    let value = fallback_value(&krate, flavor);
+    quote! {{ #errors #value }}
+}
+
+fn fallback_value(krate: &TokenStream, flavor: Flavor) -> TokenStream {
+    match flavor {
         Flavor::Agent => quote! { #krate::__private::fallback_agent() },
         Flavor::Pipeline => quote! { #krate::__private::Fallback },
-    };
+    }
+}
+
+/// What a block with errors expands to: the errors, and beside them a value (or type)
+/// of a plausible type, so that one mistake gives one error and not a cascade.
+pub(crate) fn fallback(parsed: &Parsed, flavor: Flavor, errors: TokenStream) -> TokenStream {
+    let krate = &parsed.krate;
+    let value = fallback_value(krate, flavor);
     let ty = match flavor {
         Flavor::Agent => quote! { #krate::Agent<#krate::__private::Fallback> },
         Flavor::Pipeline => quote! { #krate::__private::Fallback },
@@ -220,8 +257,8 @@ pub(crate) fn fallback(parsed: &Parsed, flavor: Flavor) -> TokenStream {
                 ident,
                 generics,
             } = header;
-            quote! { #(#attrs)* #vis type #ident #generics = #ty; }
+            quote! { #errors #(#attrs)* #vis type #ident #generics = #ty; }
         }
-        None => quote! {{ #value }},
+        None => quote! {{ #errors #value }},
     }
 }

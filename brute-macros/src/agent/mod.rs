@@ -25,16 +25,13 @@ impl Flavor {
 }
 
 pub(crate) fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
+    let input_copy = input.clone();
     let parsed = match parse::parse(input, flavor) {
         Ok(parsed) => parsed,
-        Err(err) => return err.to_compile_error(),
+        Err(err) => return expand::parse_error_fallback(&input_copy, flavor, err.to_compile_error()),
     };
     match validate::validate(&parsed, flavor) {
         Ok(stack) => expand::expand(&stack, flavor),
-        Err(err) => {
-            let mut out = err.to_compile_error();
-            out.extend(expand::fallback(&parsed, flavor));
-            out
-        }
+        Err(err) => expand::fallback(&parsed, flavor, err.to_compile_error()),
     }
 }

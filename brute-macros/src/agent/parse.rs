@@ -100,15 +100,14 @@ fn parse_block(input: ParseStream<'_>, krate: TokenStream, flavor: Flavor) -> sy
         } else if lookahead.peek(run) {
             lines.push(Line::Run(parse_run(input)?));
         } else {
-            let mut err = lookahead.error();
-            err.combine(syn::Error::new(
-                err.span(),
+            let span = lookahead.error().span();
+            return Err(syn::Error::new(
+                span,
                 format!(
-                    "each line of `{}` is `use Middleware;`, `use Middleware {{ option: value }};` or `run terminal;`",
+                    "expected `use` or `run`: each line of `{}` is `use Middleware;`, `use Middleware {{ option: value }};` or `run terminal;`",
                     flavor.macro_name()
                 ),
             ));
-            return Err(err);
         }
     }
     Ok(Parsed {

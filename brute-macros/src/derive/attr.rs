@@ -16,6 +16,8 @@ pub(crate) struct Model<'a> {
     pub(crate) fields: Vec<FieldModel<'a>>,
     pub(crate) provides: Vec<Path>,
     pub(crate) rules: Vec<RuleModel>,
+    /// The name shown in placement errors (`#[middleware(name = "..")]`).
+    pub(crate) display: String,
 }
 
 /// One placement rule declared on the struct.
@@ -40,7 +42,8 @@ pub(crate) struct FieldModel<'a> {
     pub(crate) generic: Option<Ident>,
 }
 
-const STRUCT_KEYS: &str = "`provides`, `inside`, `outside`, `requires_inner`, `unique`, `crate`";
+const STRUCT_KEYS: &str =
+    "`provides`, `inside`, `outside`, `requires_inner`, `unique`, `name`, `crate`";
 const FIELD_KEYS: &str = "`app`, `default`, `into`, `state`";
 
 pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
@@ -55,6 +58,7 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
     let mut krate: TokenStream = quote::quote!(::brute);
     let mut provides = Vec::new();
     let mut rules = Vec::new();
+    let mut display = input.ident.to_string();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("middleware")) {
         attr.parse_nested_meta(|meta| {
             let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
@@ -65,6 +69,7 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
                 "requires_inner" => rules.push(RuleModel::RequiresInner(meta.value()?.parse()?)),
                 "unique" => rules.push(RuleModel::Unique),
                 "crate" => krate = meta.value()?.parse::<Path>()?.into_token_stream(),
+                "name" => display = meta.value()?.parse::<syn::LitStr>()?.value(),
                 _ => {
                     return Err(meta.error(format!(
                         "unknown `middleware` attribute on a struct; expected one of: {STRUCT_KEYS}"
@@ -76,31 +81,27 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
     }
 
     let mut errors: Option<syn::Error> = None;
-    let mut push = |err: syn::Error| match &mut errors {
-        Some(all) => all.combine(err),
-        None => errors = Some(err),
-    };
 
     let mut type_params = Vec::new();
     for param in &input.generics.params {
         match param {
             GenericParam::Type(tp) => {
                 if !tp.bounds.is_empty() {
-                    push(syn::Error::new_spanned(
+                    push(&mut errors, syn::Error::new_spanned(
                         &tp.bounds,
                         "put trait bounds on the `Handler` impl, not on the middleware struct: the derive builds the options before the app exists",
                     ));
                 }
                 type_params.push(tp.ident.clone());
             }
-            other => push(syn::Error::new_spanned(
+            other => push(&mut errors, syn::Error::new_spanned(
                 other,
                 "`#[derive(Middleware)]` supports type parameters only (the app and generic options), not lifetimes or const generics",
             )),
         }
     }
     if let Some(where_clause) = &input.generics.where_clause {
-        push(syn::Error::new_spanned(
+        push(&mut errors, syn::Error::new_spanned(
             where_clause,
             "put `where` bounds on the `Handler` impl, not on the middleware struct",
         ));
@@ -138,20 +139,20 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
                 Ok(())
             });
             if let Err(err) = parsed {
-                push(err);
+                push(&mut errors, err);
             }
         }
         let named_app = field.attrs.iter().all(|a| !a.path().is_ident("middleware")) && ident == "app";
         if is_app || (named_app && !fields.iter().any(marked_app)) {
             match (&app, type_param_of(&field.ty, &type_params)) {
-                (Some((first, _)), _) => push(syn::Error::new(
+                (Some((first, _)), _) => push(&mut errors, syn::Error::new(
                     ident.span(),
                     format!(
                         "only one field can hold the inner app, and `{first}` already does; the other fields are options"
                     ),
                 )),
                 (None, Some(param)) => app = Some((ident, param)),
-                (None, None) => push(syn::Error::new_spanned(
+                (None, None) => push(&mut errors, syn::Error::new_spanned(
                     &field.ty,
                     "the app field's type must be a type parameter of the struct (e.g. `app: A`), so the middleware can wrap any inner stack",
                 )),
@@ -162,7 +163,7 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
         if generic.is_none() {
             let tokens = field.ty.to_token_stream().to_string();
             if let Some(param) = type_params.iter().find(|p| mentions(&tokens, &p.to_string())) {
-                push(syn::Error::new_spanned(
+                push(&mut errors, syn::Error::new_spanned(
                     &field.ty,
                     format!(
                         "an option may be generic only as a whole (`{ident}: {param}`), not inside another type"
@@ -171,7 +172,7 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
             }
         }
         if state && generic.is_some() {
-            push(syn::Error::new_spanned(
+            push(&mut errors, syn::Error::new_spanned(
                 &field.ty,
                 "a `state` field cannot have a generic type: it is built from its default",
             ));
@@ -195,18 +196,24 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
                 input.ident
             ),
         );
-        push(err);
+        push(&mut errors, err);
         return Err(errors.expect("an error was just pushed"));
     };
 
     let params: Vec<Ident> = type_params.into_iter().filter(|p| *p != app_param).collect();
-    for param in &params {
-        if !field_models.iter().any(|f| f.generic.as_ref() == Some(param)) {
-            push(syn::Error::new(
+    // An unused parameter is usually a symptom of an error reported above.
+    let unused: Vec<syn::Error> = params
+        .iter()
+        .filter(|param| !field_models.iter().any(|f| f.generic.as_ref() == Some(*param)))
+        .map(|param| {
+            syn::Error::new(
                 param.span(),
                 format!("type parameter `{param}` must be the type of an option field (e.g. `tools: {param}`)"),
-            ));
-        }
+            )
+        })
+        .collect();
+    if errors.is_none() {
+        unused.into_iter().for_each(|err| push(&mut errors, err));
     }
 
     match errors {
@@ -219,6 +226,7 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
             fields: field_models,
             provides,
             rules,
+            display,
         }),
     }
 }
@@ -261,4 +269,12 @@ fn mentions(tokens: &str, name: &str) -> bool {
     tokens
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .any(|word| word == name)
+}
+
+/// Adds `err` to the errors collected so far.
+fn push(errors: &mut Option<syn::Error>, err: syn::Error) {
+    match errors {
+        Some(all) => all.combine(err),
+        None => *errors = Some(err),
+    }
 }

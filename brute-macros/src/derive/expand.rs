@@ -65,7 +65,7 @@ pub(crate) fn expand(input: &DeriveInput, model: &Model<'_>) -> syn::Result<Toke
     let setters = option_fields.iter().map(|f| setter(&options, params, &option_idents, f));
 
     let state_inits = model.fields.iter().filter(|f| f.state).map(|f| default_value(f));
-    let placement = placement(krate, name, model);
+    let placement = placement(krate, model, &name.to_string());
     let struct_doc = format!(
         "Options of [`{name}`]: set them in `brute_agent!` with `use {name} {{ option: value }}`; omitted options keep their defaults."
     );
@@ -194,7 +194,8 @@ fn kind_id(krate: &TokenStream, path: &Path) -> TokenStream {
     quote! { #info.id }
 }
 
-fn placement(krate: &TokenStream, name: &Ident, model: &Model<'_>) -> TokenStream {
+fn placement(krate: &TokenStream, model: &Model<'_>, ident: &str) -> TokenStream {
+    let name = &model.display;
     let provides = model.provides.iter().map(|p| kind_info(krate, p));
     let rules = model.rules.iter().map(|rule| {
         let (check, message) = match rule {
@@ -237,11 +238,11 @@ fn placement(krate: &TokenStream, name: &Ident, model: &Model<'_>) -> TokenStrea
         };
         quote! { #krate::__private::Rule { check: #check, message: #message } }
     });
-    let display = name.to_string();
+    let display = name;
     quote! {
         #krate::__private::Placement {
             name: #display,
-            id: ::core::concat!(::core::module_path!(), "::", #display),
+            id: ::core::concat!(::core::module_path!(), "::", #ident),
             provides: &[#(#provides),*],
             rules: &[#(#rules),*],
         }

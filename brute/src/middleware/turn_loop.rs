@@ -37,6 +37,7 @@ pub mod Loop {
     #[derive(crate::Middleware, Debug, Clone)]
     #[middleware(
         crate = crate,
+        name = "Loop::ToolResult",
         provides = crate::kind::Loop,
         requires_inner = crate::kind::ToolPipeline
     )]
@@ -46,7 +47,7 @@ pub mod Loop {
 
     /// Re-runs the inner stack while `condition` holds.
     #[derive(crate::Middleware, Debug, Clone)]
-    #[middleware(crate = crate, provides = crate::kind::Loop)]
+    #[middleware(crate = crate, name = "Loop::While", provides = crate::kind::Loop)]
     pub struct While<A> {
         app: A,
         /// Checked after each pass; the loop goes on while it returns `true`.

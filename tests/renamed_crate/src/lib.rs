@@ -1,0 +1,47 @@
+//! The generated code reaches the runtime only through `$crate` (and `crate = ..` for
+//! the derive), so it works when `brute` is renamed in Cargo.toml.
+#![allow(missing_docs)]
+
+use renamed_brute::{brute_agent, Env, Error, Handler, Loop, MaxIterations, Message, Middleware};
+
+#[derive(Middleware)]
+#[middleware(crate = renamed_brute, inside = renamed_brute::kind::Loop)]
+struct Guarded<A> {
+    app: A,
+    #[middleware(default = 1)]
+    weight: u32,
+}
+
+impl<A: Handler<Env>> Handler<Env> for Guarded<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        env.metadata.insert("weight".into(), self.weight.into());
+        self.app.call(env).await
+    }
+}
+
+renamed_brute::brute_agent! {
+    type Named<M>;
+    use Loop::While;
+    use Guarded;
+    run M;
+}
+
+#[test]
+fn renamed_crate_builds_and_runs() {
+    let agent = brute_agent! {
+        use Loop::While;
+        use MaxIterations { max: 3 };
+        use Guarded { weight: 7 };
+        run |_env| async { Ok(Message::assistant("renamed")) };
+    };
+    let named: Named<renamed_brute::ScriptedModel> = brute_agent! {
+        use Loop::While;
+        use Guarded;
+        run renamed_brute::ScriptedModel::per_turn([Message::assistant("typed")]);
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let outcome = rt.block_on(agent.start("go")).expect("turn");
+    assert_eq!(outcome.text(), Some("renamed"));
+    assert_eq!(outcome.env.metadata["weight"], 7);
+    assert_eq!(rt.block_on(named.start("go")).expect("turn").text(), Some("typed"));
+}

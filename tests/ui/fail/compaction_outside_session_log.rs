@@ -1,0 +1,36 @@
+// Rule 3: compaction sits inside `SessionLog` when both are present (and rule 4:
+// the session log sits outside every loop).
+use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::Compaction)]
+struct Compactor<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for Compactor<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::SessionLog)]
+struct History<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for History<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::While;
+        use Compactor;
+        use History;
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

@@ -1,0 +1,8 @@
+use brute::Middleware;
+
+#[derive(Middleware)]
+struct Guard {
+    max: u32,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use brute::Middleware;
+
+#[derive(Middleware)]
+enum Layer<A> {
+    Only(A),
+}
+
+fn main() {}

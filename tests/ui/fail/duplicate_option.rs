@@ -1,0 +1,9 @@
+use brute::{brute_agent, Loop, MaxIterations, Message};
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::While;
+        use MaxIterations { max: 3, max: 4 };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

@@ -1,0 +1,7 @@
+use brute::{brute_agent, Loop};
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::While;
+    };
+}

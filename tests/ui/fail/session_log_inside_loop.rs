@@ -1,0 +1,22 @@
+// Rule 4: the session log sits outside every loop layer.
+use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::SessionLog)]
+struct History<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for History<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::While;
+        use History;
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

@@ -1,0 +1,10 @@
+// Rule 5: `Loop::ToolResult` needs a tool pipeline inside it.
+use brute::{brute_agent, Loop, MaxIterations, Message};
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::ToolResult;
+        use MaxIterations { max: 10 };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

@@ -1,0 +1,34 @@
+// Rule 4: at most one session log.
+use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::SessionLog)]
+struct History<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for History<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::SessionLog)]
+struct Archive<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for Archive<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+fn main() {
+    let _agent = brute_agent! {
+        use History;
+        use Archive;
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

@@ -1,0 +1,22 @@
+// Rule 6: `unique` on a user middleware.
+use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+
+#[derive(Middleware)]
+#[middleware(unique)]
+struct Metrics<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for Metrics<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+fn main() {
+    let _agent = brute_agent! {
+        use Metrics;
+        use Metrics;
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}
