@@ -62,7 +62,7 @@ impl From<Message> for Completion {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the terminal of `brute_agent!`: it is not a model",
     label = "`run` needs a model here",
-    note = "`run` takes a value implementing `brute::Model` (a provider, `ScriptedModel`) or a closure `|env| async move {{ Ok(Message::assistant(..)) }}`"
+    note = "`run` takes a value implementing `brute::Model` (a provider, `ScriptedModel`) or a closure `|env| ..` returning a future of `Result<Message, Error>`"
 )]
 pub trait Model: Send + Sync {
     /// One completion for the conversation in `env`.
