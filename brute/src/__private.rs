@@ -8,10 +8,10 @@ use crate::agent::Agent;
 use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
-use crate::model::{Completion, Model};
+use crate::model::{Model, Reply};
 
 pub use crate::handler::handler_fn;
-pub use crate::model::Terminal;
+pub use crate::model::{FnTerminal, Terminal};
 pub use crate::stack::{
     Check, KindInfo, Layer, Middleware, MiddlewareOptions, MissingOption, NoApp, Placement, Rule,
     placement_error, placement_of,
@@ -24,13 +24,13 @@ pub fn terminal<M: Model>(model: M) -> Terminal<M> {
 
 /// `run |env| ..;`: the same as [`terminal`], with the closure's signature spelled out
 /// so that rustc can infer the type of `env`.
-pub fn terminal_fn<F, Fut, R>(f: F) -> Terminal<F>
+pub fn terminal_fn<F, Fut, R>(f: F) -> FnTerminal<F>
 where
     F: Fn(&Env) -> Fut + Send + Sync,
     Fut: Future<Output = Result<R, Error>> + Send,
-    R: Into<Completion>,
+    R: Reply,
 {
-    Terminal::new(f)
+    FnTerminal::new(f)
 }
 
 /// `run handler;` in `pipeline!`.

@@ -102,6 +102,7 @@ impl<S> Agent<S> {
 
     /// A fresh env whose events reach this agent's handlers. Fill it and pass it to
     /// [`Agent::turn`] to start a turn from a prepared conversation.
+    #[inline]
     pub fn env(&self) -> Env {
         Env::with_events(self.events.clone().filter(|h| !h.is_empty()))
     }
@@ -113,13 +114,23 @@ impl<S: Handler<Env>> Agent<S> {
     pub async fn start(&self, prompt: impl Into<String>) -> Result<Outcome, Error> {
         let mut env = self.env();
         env.messages.push(Message::user(prompt));
-        self.turn(env).await
+        self.drive(&mut env).await?;
+        Ok(Self::finish(env))
     }
 
     /// Runs one turn on a prepared env (see [`Agent::env`]).
     pub async fn turn(&self, mut env: Env) -> Result<Outcome, Error> {
+        self.drive(&mut env).await?;
+        Ok(Self::finish(env))
+    }
+
+    fn drive<'a>(&'a self, env: &'a mut Env) -> impl Future<Output = Result<(), Error>> + Send + 'a {
         env.emit(Event::TurnStart);
-        self.stack.call(&mut env).await?;
+        self.stack.call(env)
+    }
+
+    #[inline]
+    fn finish(env: Env) -> Outcome {
         let stop = match &env.should_exit {
             Some(reason) => StopReason::Exited(reason.clone()),
             None => match env.messages.last() {
@@ -130,7 +141,7 @@ impl<S: Handler<Env>> Agent<S> {
             },
         };
         env.emit(Event::TurnEnd { stop: &stop });
-        Ok(Outcome { stop, env })
+        Outcome { stop, env }
     }
 
     /// Erases the stack's type, so that agents built from different stacks can be

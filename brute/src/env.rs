@@ -51,6 +51,7 @@ impl Env {
     }
 
     /// An env whose events go to `handlers` (what `Agent` does for each turn).
+    #[inline]
     pub(crate) fn with_events(handlers: Option<Arc<EventHandlers>>) -> Self {
         Env {
             events: handlers,
@@ -60,6 +61,7 @@ impl Env {
 
     /// Sends `event` to the handlers registered with [`Agent::on`](crate::Agent::on).
     /// Costs one branch when nobody listens.
+    #[inline]
     pub fn emit(&self, event: Event<'_>) {
         if let Some(handlers) = &self.events {
             handlers.dispatch(self, &event);
@@ -68,6 +70,7 @@ impl Env {
 
     /// Whether any handler listens to events of this kind; lets a layer skip building
     /// an expensive payload.
+    #[inline]
     pub fn listens(&self, kind: crate::event::EventKind) -> bool {
         self.events.as_ref().is_some_and(|h| h.listens(kind))
     }

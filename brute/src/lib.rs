@@ -126,7 +126,7 @@ pub use event::{Event, EventHandler, EventKind};
 pub use handler::{Handler, HandlerFn, handler_fn};
 pub use message::{Message, Role, ToolCall};
 pub use middleware::*;
-pub use model::{Completion, Model, Terminal, Usage, add_usage};
+pub use model::{Completion, FnTerminal, Model, Reply, Terminal, Usage, add_usage};
 pub use scripted::ScriptedModel;
 pub use stack::{Kind, Middleware};
 pub use tool::ToolSpec;

@@ -39,10 +39,31 @@ impl From<Message> for Completion {
     }
 }
 
+/// What a `run |env| ..` closure may answer with: a bare [`Message`], or a
+/// [`Completion`] that also carries usage.
+pub trait Reply: Send {
+    /// The assistant message and the usage, if any.
+    fn into_parts(self) -> (Message, Option<Usage>);
+}
+
+impl Reply for Message {
+    #[inline]
+    fn into_parts(self) -> (Message, Option<Usage>) {
+        (self, None)
+    }
+}
+
+impl Reply for Completion {
+    #[inline]
+    fn into_parts(self) -> (Message, Option<Usage>) {
+        (self.message, self.usage)
+    }
+}
+
 /// A language model: one completion from the env's messages and advertised tools.
 ///
 /// Providers implement it; so does every closure `Fn(&Env) -> impl Future<Output =
-/// Result<impl Into<Completion>, Error>>`, which is what `run |env| ..` in
+/// Result<impl Reply, Error>>`, which is what `run |env| ..` in
 /// `brute_agent!` uses. A closure's future must not borrow the env: read what you need
 /// before the `async` block.
 ///
@@ -79,10 +100,11 @@ impl<F, Fut, R> Model for F
 where
     F: Fn(&Env) -> Fut + Send + Sync,
     Fut: Future<Output = Result<R, Error>> + Send,
-    R: Into<Completion>,
+    R: Reply,
 {
     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
-        self(env).await.map(Into::into)
+        let (message, usage) = self(env).await?.into_parts();
+        Ok(Completion { message, usage })
     }
 }
 
@@ -107,22 +129,64 @@ impl<M> Terminal<M> {
 
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        env.emit(Event::ModelRequest {
-            messages: env.messages.len(),
-            tools: env.tools.len(),
-        });
+        before_call(env);
         let Completion { message, usage } = self.model.complete(env).await?;
-        if let Some(usage) = &usage {
-            add_usage(env, usage);
-        }
-        env.messages.push(message);
-        if let Some(message) = env.messages.last() {
-            env.emit(Event::ModelResponse {
-                message,
-                usage: usage.as_ref(),
-            });
-        }
+        after_call(env, message, usage);
         Ok(())
+    }
+}
+
+/// The terminal `run |env| ..` builds: the same as [`Terminal`] over a closure, but
+/// calling the closure directly rather than through [`Model::complete`], which saves
+/// one level of future per pass.
+#[derive(Clone, Debug)]
+pub struct FnTerminal<F> {
+    f: F,
+}
+
+impl<F> FnTerminal<F> {
+    /// A terminal calling `f` once per pass.
+    pub fn new(f: F) -> Self {
+        FnTerminal { f }
+    }
+}
+
+impl<F, Fut, R> Handler<Env> for FnTerminal<F>
+where
+    F: Fn(&Env) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<R, Error>> + Send,
+    R: Reply,
+{
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        before_call(env);
+        let (message, usage) = (self.f)(env).await?.into_parts();
+        after_call(env, message, usage);
+        Ok(())
+    }
+}
+
+/// What every terminal does before the model call.
+#[inline]
+fn before_call(env: &Env) {
+    env.emit(Event::ModelRequest {
+        messages: env.messages.len(),
+        tools: env.tools.len(),
+    });
+}
+
+/// What every terminal does with the model's answer: count usage, append the message,
+/// report it.
+#[inline]
+fn after_call(env: &mut Env, message: Message, usage: Option<Usage>) {
+    if let Some(usage) = &usage {
+        add_usage(env, usage);
+    }
+    env.messages.push(message);
+    if let Some(message) = env.messages.last() {
+        env.emit(Event::ModelResponse {
+            message,
+            usage: usage.as_ref(),
+        });
     }
 }
 

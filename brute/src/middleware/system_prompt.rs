@@ -31,9 +31,10 @@ impl Prompt {
     }
 
     /// The prompt's text for `env`.
+    #[inline]
     pub fn render(&self, env: &Env) -> String {
         match self {
-            Prompt::Text(text) => text.to_string(),
+            Prompt::Text(text) => String::from(&**text),
             Prompt::Builder(f) => f(env),
         }
     }
