@@ -23,16 +23,20 @@ fn turn(c: &mut Criterion) {
 
     // Both versions must do the same work.
     let ours = runtime.block_on(agent.start("hi")).expect("brute turn");
-    let theirs = runtime.block_on(hand::turn("hi")).expect("hand-written turn");
+    let theirs = runtime
+        .block_on(hand::turn("hi"))
+        .expect("hand-written turn");
     assert_eq!(ours.env.messages, theirs.messages);
     assert_eq!(ours.env.iteration, theirs.iteration);
 
     let mut group = c.benchmark_group("turn/6 layers, 3 passes");
     group.bench_function("hand-written nested async fns", |b| {
-        b.to_async(&runtime).iter(|| async { black_box(hand::turn(black_box("hi")).await) })
+        b.to_async(&runtime)
+            .iter(|| async { black_box(hand::turn(black_box("hi")).await) })
     });
     group.bench_function("brute_agent!", |b| {
-        b.to_async(&runtime).iter(|| async { black_box(agent.start(black_box("hi")).await) })
+        b.to_async(&runtime)
+            .iter(|| async { black_box(agent.start(black_box("hi")).await) })
     });
     group.finish();
 }

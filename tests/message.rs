@@ -13,7 +13,10 @@ fn the_seed_line_loads_and_serialises_back_byte_for_byte() {
     let message: Message = serde_json::from_str(SEED_LINE).unwrap();
     assert_eq!(
         message,
-        Message::tool_calls("", vec![ToolCall::new("tc1", "shell", json!({"command": "ls"}))])
+        Message::tool_calls(
+            "",
+            vec![ToolCall::new("tc1", "shell", json!({"command": "ls"}))]
+        )
     );
     assert_eq!(serde_json::to_string(&message).unwrap(), SEED_LINE);
 }
@@ -21,8 +24,17 @@ fn the_seed_line_loads_and_serialises_back_byte_for_byte() {
 #[test]
 fn tool_results_carry_their_call_id() {
     let line = serde_json::to_string(&Message::tool_result("tc1", "a.txt")).unwrap();
-    assert_eq!(line, r#"{"role":"tool","content":"a.txt","tool_call_id":"tc1"}"#);
-    assert_eq!(serde_json::from_str::<Message>(&line).unwrap().tool_call_id.as_deref(), Some("tc1"));
+    assert_eq!(
+        line,
+        r#"{"role":"tool","content":"a.txt","tool_call_id":"tc1"}"#
+    );
+    assert_eq!(
+        serde_json::from_str::<Message>(&line)
+            .unwrap()
+            .tool_call_id
+            .as_deref(),
+        Some("tc1")
+    );
 }
 
 #[test]
@@ -63,7 +75,11 @@ fn message() -> impl Strategy<Value = Message> {
         Just(Role::Assistant),
         Just(Role::Tool)
     ];
-    let call = (".*", ".*", json_value()).prop_map(|(id, name, arguments)| ToolCall { id, name, arguments });
+    let call = (".*", ".*", json_value()).prop_map(|(id, name, arguments)| ToolCall {
+        id,
+        name,
+        arguments,
+    });
     (
         role,
         ".*",
@@ -71,13 +87,15 @@ fn message() -> impl Strategy<Value = Message> {
         prop::collection::vec(call, 0..3),
         proptest::option::of(".*"),
     )
-        .prop_map(|(role, content, reasoning, tool_calls, tool_call_id)| Message {
-            role,
-            content,
-            reasoning,
-            tool_calls,
-            tool_call_id,
-        })
+        .prop_map(
+            |(role, content, reasoning, tool_calls, tool_call_id)| Message {
+                role,
+                content,
+                reasoning,
+                tool_calls,
+                tool_call_id,
+            },
+        )
 }
 
 proptest! {

@@ -24,9 +24,17 @@ struct Trace<A> {
 
 impl<A: Handler<Env>> Handler<Env> for Trace<A> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        self.log.lock().unwrap().push(format!("in {} ({} messages)", self.name, env.messages.len()));
+        self.log.lock().unwrap().push(format!(
+            "in {} ({} messages)",
+            self.name,
+            env.messages.len()
+        ));
         self.app.call(env).await?;
-        self.log.lock().unwrap().push(format!("out {} ({} messages)", self.name, env.messages.len()));
+        self.log.lock().unwrap().push(format!(
+            "out {} ({} messages)",
+            self.name,
+            env.messages.len()
+        ));
         Ok(())
     }
 }
@@ -91,7 +99,11 @@ fn one_shared_agent_runs_100_concurrent_turns_each_on_its_own_env() {
         outcomes
     });
     for (i, outcome) in outcomes.iter().enumerate() {
-        assert_eq!(outcome.env.messages.len(), 4, "turn {i} saw another turn's messages");
+        assert_eq!(
+            outcome.env.messages.len(),
+            4,
+            "turn {i} saw another turn's messages"
+        );
         assert_eq!(outcome.text(), Some(format!("turn {i} / pass 3").as_str()));
     }
 }

@@ -14,7 +14,11 @@ use proc_macro::TokenStream;
 #[doc(hidden)]
 #[proc_macro]
 pub fn __brute_agent(input: TokenStream) -> TokenStream {
-    debug("brute_agent!", agent::expand(input.into(), agent::Flavor::Agent)).into()
+    debug(
+        "brute_agent!",
+        agent::expand(input.into(), agent::Flavor::Agent),
+    )
+    .into()
 }
 
 /// Expands a `brute::pipeline!` invocation: the same grammar as `brute_agent!`, but the
@@ -22,7 +26,11 @@ pub fn __brute_agent(input: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __brute_pipeline(input: TokenStream) -> TokenStream {
-    debug("pipeline!", agent::expand(input.into(), agent::Flavor::Pipeline)).into()
+    debug(
+        "pipeline!",
+        agent::expand(input.into(), agent::Flavor::Pipeline),
+    )
+    .into()
 }
 
 /// Derives `brute::Middleware` for a struct that holds its inner app and its options.

@@ -63,7 +63,11 @@ pub struct Outcome {
 impl Outcome {
     /// The last assistant message of the turn, if the model said anything.
     pub fn message(&self) -> Option<&Message> {
-        self.env.messages.iter().rev().find(|m| m.role == Role::Assistant)
+        self.env
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
     }
 
     /// The text of the last assistant message.
@@ -124,7 +128,10 @@ impl<S: Handler<Env>> Agent<S> {
         Ok(Self::finish(env))
     }
 
-    fn drive<'a>(&'a self, env: &'a mut Env) -> impl Future<Output = Result<(), Error>> + Send + 'a {
+    fn drive<'a>(
+        &'a self,
+        env: &'a mut Env,
+    ) -> impl Future<Output = Result<(), Error>> + Send + 'a {
         env.emit(Event::TurnStart);
         self.stack.call(env)
     }

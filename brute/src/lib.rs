@@ -56,7 +56,7 @@
 //! };
 //! ```
 //!
-//! The built-in rules are listed in [`kind`]. Your own middleware declares rules with
+//! The built-in rules are listed in [`kind`](mod@kind). Your own middleware declares rules with
 //! the same attributes and gets the same diagnostics.
 //!
 //! ## Writing middleware

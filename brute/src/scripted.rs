@@ -91,7 +91,10 @@ impl ScriptedModel {
         match &self.script {
             Script::Sequence { replies, next } => {
                 let index = next.fetch_add(1, Ordering::Relaxed);
-                replies.get(index).cloned().ok_or_else(|| exhausted(replies.len()))
+                replies
+                    .get(index)
+                    .cloned()
+                    .ok_or_else(|| exhausted(replies.len()))
             }
             Script::PerTurn(replies) => {
                 let index = env
@@ -101,7 +104,10 @@ impl ScriptedModel {
                     .take_while(|m| m.role != Role::User)
                     .filter(|m| m.role == Role::Assistant)
                     .count();
-                replies.get(index).cloned().ok_or_else(|| exhausted(replies.len()))
+                replies
+                    .get(index)
+                    .cloned()
+                    .ok_or_else(|| exhausted(replies.len()))
             }
             Script::Function(f) => Ok(f(env)),
         }
@@ -114,6 +120,7 @@ fn exhausted(len: usize) -> ModelError {
     ))
 }
 
+#[diagnostic::do_not_recommend]
 impl Model for ScriptedModel {
     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
         Ok(self.reply(env)?.into())

@@ -8,7 +8,7 @@
 //!
 //! - the middleware itself: `#[middleware(inside = K, outside = K, requires_inner = K,
 //!   unique)]`;
-//! - the [kinds](crate::kind) it provides (`#[middleware(provides = K)]`): a kind can
+//! - the [kinds](mod@crate::kind) it provides (`#[middleware(provides = K)]`): a kind can
 //!   carry rules for every layer that provides it, so a compactor of your own obeys
 //!   the same placement as the built-in one.
 
@@ -172,7 +172,11 @@ pub const REPORTED_PER_LINE: usize = 3;
 /// first) breaks, if there is one. `brute_agent!` evaluates it in `const` items, one
 /// per line and `nth`, and panics with the message, which rustc reports as a compile
 /// error at that line.
-pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> Option<&'static str> {
+pub const fn placement_error(
+    stack: &[Placement],
+    index: usize,
+    nth: usize,
+) -> Option<&'static str> {
     let me = &stack[index];
     let mut seen = 0;
     let mut r = 0;

@@ -32,13 +32,21 @@ use super::validate::Stack;
 /// A boxing boundary after this many layers, counted from the terminal.
 const BOX_EVERY: usize = 16;
 
+/// Whether the stack is boxed after the layer `depth` layers from the terminal
+/// (never after the outermost one: nothing is nested around it).
+fn box_after(depth: usize, total: usize) -> bool {
+    depth.is_multiple_of(BOX_EVERY) && depth < total
+}
+
 /// Broken placement rules reported per `use` line (`brute::stack::REPORTED_PER_LINE`).
 const REPORTED_PER_LINE: usize = 3;
 
 /// The span diagnostics about a `use` line point at: the middleware's name, the last
 /// segment of its path (on stable, a span cannot cover the whole path).
 fn last_segment_span(path: &Path) -> Span {
-    path.segments.last().map_or_else(|| path.span(), |s| s.ident.span())
+    path.segments
+        .last()
+        .map_or_else(|| path.span(), |s| s.ident.span())
 }
 
 pub(crate) fn expand(stack: &Stack<'_>, flavor: Flavor) -> TokenStream {
@@ -132,16 +140,22 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let run_tokens = &stack.run.tokens;
     let span = run_span(stack);
     let terminal = match (flavor, is_closure(run_tokens)) {
-        (Flavor::Agent, true) => quote_spanned! {span=> #krate::__private::terminal_fn(#run_tokens) },
+        (Flavor::Agent, true) => {
+            quote_spanned! {span=> #krate::__private::terminal_fn(#run_tokens) }
+        }
         (Flavor::Agent, false) => quote_spanned! {span=> #krate::__private::terminal(#run_tokens) },
-        (Flavor::Pipeline, true) => quote_spanned! {span=> #krate::__private::handler_fn(#run_tokens) },
-        (Flavor::Pipeline, false) => quote_spanned! {span=> #krate::__private::handler(#run_tokens) },
+        (Flavor::Pipeline, true) => {
+            quote_spanned! {span=> #krate::__private::handler_fn(#run_tokens) }
+        }
+        (Flavor::Pipeline, false) => {
+            quote_spanned! {span=> #krate::__private::handler(#run_tokens) }
+        }
     };
     let total = stack.uses.len();
     let layers = stack.uses.iter().enumerate().rev().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let depth = total - index;
-        let boxed = (depth % BOX_EVERY == 0 && depth < total)
+        let boxed = box_after(depth, total)
             .then(|| quote! { let #app = #krate::__private::Boxed::new(#app); });
         let layer = quote_spanned! {last_segment_span(&line.path)=> #krate::__private::layer };
         quote! {
@@ -180,7 +194,7 @@ fn expand_type(
     for (index, line) in stack.uses.iter().enumerate().rev() {
         ty = layer_type(&line.path, ty);
         let depth = total - index;
-        if depth % BOX_EVERY == 0 && depth < total {
+        if box_after(depth, total) {
             ty = quote! { #krate::__private::Boxed<#ty> };
         }
     }
@@ -203,7 +217,10 @@ fn expand_type(
 /// `Path<Args>` with the inner stack inserted as the first generic argument.
 fn layer_type(path: &Path, inner: TokenStream) -> TokenStream {
     let mut path = path.clone();
-    let last = path.segments.last_mut().expect("a parsed path has a segment");
+    let last = path
+        .segments
+        .last_mut()
+        .expect("a parsed path has a segment");
     let rest: Vec<GenericArgument> = match &last.arguments {
         PathArguments::AngleBracketed(args) => args.args.iter().cloned().collect(),
         _ => Vec::new(),
@@ -215,7 +232,11 @@ fn layer_type(path: &Path, inner: TokenStream) -> TokenStream {
 /// What a block that failed to parse expands to: the errors, plus a fallback value in
 /// expression position (an item-position block, `pub type Name; ..`, gets the errors
 /// alone).
-pub(crate) fn parse_error_fallback(input: &TokenStream, flavor: Flavor, errors: TokenStream) -> TokenStream {
+pub(crate) fn parse_error_fallback(
+    input: &TokenStream,
+    flavor: Flavor,
+    errors: TokenStream,
+) -> TokenStream {
     let mut iter = input.clone().into_iter();
     let krate = match iter.next() {
         Some(TokenTree::Group(group)) => group.stream(),

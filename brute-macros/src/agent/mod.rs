@@ -28,7 +28,9 @@ pub(crate) fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
     let input_copy = input.clone();
     let parsed = match parse::parse(input, flavor) {
         Ok(parsed) => parsed,
-        Err(err) => return expand::parse_error_fallback(&input_copy, flavor, err.to_compile_error()),
+        Err(err) => {
+            return expand::parse_error_fallback(&input_copy, flavor, err.to_compile_error());
+        }
     };
     match validate::validate(&parsed, flavor) {
         Ok(stack) => expand::expand(&stack, flavor),

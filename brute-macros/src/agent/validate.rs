@@ -34,7 +34,10 @@ pub(crate) fn validate(parsed: &Parsed, flavor: Flavor) -> syn::Result<Stack<'_>
             Line::Use(line) => {
                 if run.is_some() {
                     push(syn::Error::new(
-                        line.use_token.span.join(line.path.span()).unwrap_or(line.use_token.span),
+                        line.use_token
+                            .span
+                            .join(line.path.span())
+                            .unwrap_or(line.use_token.span),
                         format!(
                             "`run` must be the last line of `{name}`: this `use` comes after it and would never see the env. Move it above `run`"
                         ),

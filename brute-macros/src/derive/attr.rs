@@ -59,9 +59,17 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
     let mut provides = Vec::new();
     let mut rules = Vec::new();
     let mut display = input.ident.to_string();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("middleware")) {
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("middleware"))
+    {
         attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             match key.as_str() {
                 "provides" => provides.push(meta.value()?.parse::<Path>()?),
                 "inside" => rules.push(RuleModel::Inside(meta.value()?.parse()?)),
@@ -87,24 +95,33 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
         match param {
             GenericParam::Type(tp) => {
                 if !tp.bounds.is_empty() {
-                    push(&mut errors, syn::Error::new_spanned(
-                        &tp.bounds,
-                        "put trait bounds on the `Handler` impl, not on the middleware struct: the derive builds the options before the app exists",
-                    ));
+                    push(
+                        &mut errors,
+                        syn::Error::new_spanned(
+                            &tp.bounds,
+                            "put trait bounds on the `Handler` impl, not on the middleware struct: the derive builds the options before the app exists",
+                        ),
+                    );
                 }
                 type_params.push(tp.ident.clone());
             }
-            other => push(&mut errors, syn::Error::new_spanned(
-                other,
-                "`#[derive(Middleware)]` supports type parameters only (the app and generic options), not lifetimes or const generics",
-            )),
+            other => push(
+                &mut errors,
+                syn::Error::new_spanned(
+                    other,
+                    "`#[derive(Middleware)]` supports type parameters only (the app and generic options), not lifetimes or const generics",
+                ),
+            ),
         }
     }
     if let Some(where_clause) = &input.generics.where_clause {
-        push(&mut errors, syn::Error::new_spanned(
-            where_clause,
-            "put `where` bounds on the `Handler` impl, not on the middleware struct",
-        ));
+        push(
+            &mut errors,
+            syn::Error::new_spanned(
+                where_clause,
+                "put `where` bounds on the `Handler` impl, not on the middleware struct",
+            ),
+        );
     }
 
     let mut app: Option<(&Ident, Ident)> = None;
@@ -115,7 +132,11 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
         let mut default = None;
         let mut into = false;
         let mut state = false;
-        for attr in field.attrs.iter().filter(|a| a.path().is_ident("middleware")) {
+        for attr in field
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("middleware"))
+        {
             let parsed = attr.parse_nested_meta(|meta| {
                 let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
                 match key.as_str() {
@@ -142,45 +163,65 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
                 push(&mut errors, err);
             }
         }
-        let named_app = field.attrs.iter().all(|a| !a.path().is_ident("middleware")) && ident == "app";
+        let named_app =
+            field.attrs.iter().all(|a| !a.path().is_ident("middleware")) && ident == "app";
         if is_app || (named_app && !fields.iter().any(marked_app)) {
             match (&app, type_param_of(&field.ty, &type_params)) {
-                (Some((first, _)), _) => push(&mut errors, syn::Error::new(
-                    ident.span(),
-                    format!(
-                        "only one field can hold the inner app, and `{first}` already does; the other fields are options"
+                (Some((first, _)), _) => push(
+                    &mut errors,
+                    syn::Error::new(
+                        ident.span(),
+                        format!(
+                            "only one field can hold the inner app, and `{first}` already does; the other fields are options"
+                        ),
                     ),
-                )),
+                ),
                 (None, Some(param)) => app = Some((ident, param)),
-                (None, None) => push(&mut errors, syn::Error::new_spanned(
-                    &field.ty,
-                    "the app field's type must be a type parameter of the struct (e.g. `app: A`), so the middleware can wrap any inner stack",
-                )),
+                (None, None) => push(
+                    &mut errors,
+                    syn::Error::new_spanned(
+                        &field.ty,
+                        "the app field's type must be a type parameter of the struct (e.g. `app: A`), so the middleware can wrap any inner stack",
+                    ),
+                ),
             }
             continue;
         }
         let generic = type_param_of(&field.ty, &type_params);
         if generic.is_none() {
             let tokens = field.ty.to_token_stream().to_string();
-            if let Some(param) = type_params.iter().find(|p| mentions(&tokens, &p.to_string())) {
-                push(&mut errors, syn::Error::new_spanned(
-                    &field.ty,
-                    format!(
-                        "an option may be generic only as a whole (`{ident}: {param}`), not inside another type"
+            if let Some(param) = type_params
+                .iter()
+                .find(|p| mentions(&tokens, &p.to_string()))
+            {
+                push(
+                    &mut errors,
+                    syn::Error::new_spanned(
+                        &field.ty,
+                        format!(
+                            "an option may be generic only as a whole (`{ident}: {param}`), not inside another type"
+                        ),
                     ),
-                ));
+                );
             }
         }
         if state && generic.is_some() {
-            push(&mut errors, syn::Error::new_spanned(
-                &field.ty,
-                "a `state` field cannot have a generic type: it is built from its default",
-            ));
+            push(
+                &mut errors,
+                syn::Error::new_spanned(
+                    &field.ty,
+                    "a `state` field cannot have a generic type: it is built from its default",
+                ),
+            );
         }
         field_models.push(FieldModel {
             ident,
             ty: &field.ty,
-            docs: field.attrs.iter().filter(|a| a.path().is_ident("doc")).collect(),
+            docs: field
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("doc"))
+                .collect(),
             default,
             into,
             state,
@@ -200,7 +241,10 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
         return Err(errors.expect("an error was just pushed"));
     };
 
-    let params: Vec<Ident> = type_params.into_iter().filter(|p| *p != app_param).collect();
+    let params: Vec<Ident> = type_params
+        .into_iter()
+        .filter(|p| *p != app_param)
+        .collect();
     // An unused parameter is usually a symptom of an error reported above.
     let unused: Vec<syn::Error> = params
         .iter()
@@ -232,18 +276,22 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
 }
 
 fn marked_app(field: &syn::Field) -> bool {
-    field.attrs.iter().filter(|a| a.path().is_ident("middleware")).any(|a| {
-        let mut found = false;
-        let _ = a.parse_nested_meta(|meta| {
-            if meta.path.is_ident("app") {
-                found = true;
-            } else if meta.input.peek(syn::Token![=]) {
-                let _ = meta.value()?.parse::<Expr>()?;
-            }
-            Ok(())
-        });
-        found
-    })
+    field
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("middleware"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                if meta.path.is_ident("app") {
+                    found = true;
+                } else if meta.input.peek(syn::Token![=]) {
+                    let _ = meta.value()?.parse::<Expr>()?;
+                }
+                Ok(())
+            });
+            found
+        })
 }
 
 fn shape_error(input: &DeriveInput) -> syn::Error {

@@ -62,9 +62,15 @@ pub(crate) fn expand(input: &DeriveInput, model: &Model<'_>) -> syn::Result<Toke
         default_value(f)
     });
 
-    let setters = option_fields.iter().map(|f| setter(&options, params, &option_idents, f));
+    let setters = option_fields
+        .iter()
+        .map(|f| setter(&options, params, &option_idents, f));
 
-    let state_inits = model.fields.iter().filter(|f| f.state).map(|f| default_value(f));
+    let state_inits = model
+        .fields
+        .iter()
+        .filter(|f| f.state)
+        .map(|f| default_value(f));
     let placement = placement(krate, model, &name.to_string());
     let struct_doc = format!(
         "Options of [`{name}`]: set them in `brute_agent!` with `use {name} {{ option: value }}`; omitted options keep their defaults."
@@ -131,12 +137,7 @@ fn default_value(f: &FieldModel<'_>) -> TokenStream {
     }
 }
 
-fn setter(
-    options: &Ident,
-    params: &[Ident],
-    all: &[&Ident],
-    f: &FieldModel<'_>,
-) -> TokenStream {
+fn setter(options: &Ident, params: &[Ident], all: &[&Ident], f: &FieldModel<'_>) -> TokenStream {
     let ident = f.ident;
     let ty = f.ty;
     let docs = if f.docs.is_empty() {
@@ -182,7 +183,10 @@ fn setter(
 }
 
 fn kind_name(path: &Path) -> String {
-    path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default()
+    path.segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
 }
 
 fn kind_info(krate: &TokenStream, path: &Path) -> TokenStream {

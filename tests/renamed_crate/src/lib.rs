@@ -2,7 +2,7 @@
 //! the derive), so it works when `brute` is renamed in Cargo.toml.
 #![allow(missing_docs)]
 
-use renamed_brute::{brute_agent, Env, Error, Handler, Loop, MaxIterations, Message, Middleware};
+use renamed_brute::{Env, Error, Handler, Loop, Middleware};
 
 #[derive(Middleware)]
 #[middleware(crate = renamed_brute, inside = renamed_brute::kind::Loop)]
@@ -26,22 +26,33 @@ renamed_brute::brute_agent! {
     run M;
 }
 
-#[test]
-fn renamed_crate_builds_and_runs() {
-    let agent = brute_agent! {
-        use Loop::While;
-        use MaxIterations { max: 3 };
-        use Guarded { weight: 7 };
-        run |_env| async { Ok(Message::assistant("renamed")) };
-    };
-    let named: Named<renamed_brute::ScriptedModel> = brute_agent! {
-        use Loop::While;
-        use Guarded;
-        run renamed_brute::ScriptedModel::per_turn([Message::assistant("typed")]);
-    };
-    let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
-    let outcome = rt.block_on(agent.start("go")).expect("turn");
-    assert_eq!(outcome.text(), Some("renamed"));
-    assert_eq!(outcome.env.metadata["weight"], 7);
-    assert_eq!(rt.block_on(named.start("go")).expect("turn").text(), Some("typed"));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use renamed_brute::{MaxIterations, Message, brute_agent};
+
+    #[test]
+    fn renamed_crate_builds_and_runs() {
+        let agent = brute_agent! {
+            use Loop::While;
+            use MaxIterations { max: 3 };
+            use Guarded { weight: 7 };
+            run |_env| async { Ok(Message::assistant("renamed")) };
+        };
+        let named: Named<renamed_brute::ScriptedModel> = brute_agent! {
+            use Loop::While;
+            use Guarded;
+            run renamed_brute::ScriptedModel::per_turn([Message::assistant("typed")]);
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let outcome = rt.block_on(agent.start("go")).expect("turn");
+        assert_eq!(outcome.text(), Some("renamed"));
+        assert_eq!(outcome.env.metadata["weight"], 7);
+        assert_eq!(
+            rt.block_on(named.start("go")).expect("turn").text(),
+            Some("typed")
+        );
+    }
 }
