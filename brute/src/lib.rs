@@ -104,6 +104,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
+pub mod compaction;
 mod env;
 mod error;
 mod event;

@@ -180,6 +180,10 @@ fn before_call(env: &Env) {
 fn after_call(env: &mut Env, message: Message, usage: Option<Usage>) {
     if let Some(usage) = &usage {
         add_usage(env, usage);
+        env.extensions.insert(crate::compaction::ReportedUsage {
+            prompt_messages: env.messages.len(),
+            tokens: usize::try_from(usage.input_tokens + usage.output_tokens).unwrap_or(usize::MAX),
+        });
     }
     env.messages.push(message);
     if let Some(message) = env.messages.last() {

@@ -1,0 +1,255 @@
+//! `DefaultCompactionPipeline`: decides when to compact, and runs the compactor.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::compaction::CompactionEnv;
+use crate::compaction::strategies::{SlidingWindow, Summarize, ToolResults};
+use crate::compaction::tokens::{
+    Heuristic, ReportedUsage, SharedEstimator, TokenCache, conversation_tokens,
+};
+use crate::env::Env;
+use crate::error::Error;
+use crate::event::Event;
+use crate::handler::Handler;
+use crate::model::Model;
+use crate::stack::MissingOption;
+
+/// When compaction starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Trigger {
+    /// When the conversation fills this fraction of the window.
+    Fraction(f64),
+    /// When the conversation is larger than this many tokens.
+    Tokens(usize),
+    /// When the conversation has more than this many messages.
+    Messages(usize),
+}
+
+impl Default for Trigger {
+    fn default() -> Self {
+        Trigger::Fraction(0.8)
+    }
+}
+
+/// Compacts the conversation before a model call once it fills too much of the
+/// model's window. Sits inside the loop (so it runs before every call) and inside
+/// `SessionLog` (so the log persists what survives); both are checked at compile time.
+///
+/// Three ways to say *what goes*, from most to least explicit:
+///
+/// - `compactor: pipeline! { use ToolResults; use SlidingWindow; run Summarize::new(model); }`
+/// - `compactor: (ToolResults::default(), SlidingWindow::default(), Summary::new(model))`,
+///   a list run cheapest first;
+/// - `summariser: model`, the same ladder already wired (without a summariser, only
+///   the two free strategies run).
+///
+/// Compaction is lossy and says so: every compaction emits
+/// [`Event::Compacted`] with the messages removed or rewritten, so an application can
+/// archive them. A summariser failure leaves the conversation as the cheaper strategies
+/// left it and reports [`Event::Error`]; the turn goes on if the conversation fits the
+/// window, and fails with a clear error if it does not.
+///
+/// ```
+/// use brute::compaction::DefaultCompactionPipeline;
+/// use brute::{brute_agent, Loop, Message, ScriptedModel};
+///
+/// let summariser = ScriptedModel::from_fn(|_env| Message::assistant("Goal: ..."));
+/// let agent = brute_agent! {
+///     use Loop::While;
+///     use DefaultCompactionPipeline { window: 200_000, summariser: summariser };
+///     run |_env| async { Ok(Message::assistant("ok")) };
+/// };
+/// # let _ = agent;
+/// ```
+#[derive(crate::Middleware, Clone)]
+#[middleware(crate = crate, provides = crate::kind::Compaction)]
+pub struct DefaultCompactionPipeline<A, C, M> {
+    app: A,
+    /// The model's context window, in tokens.
+    #[middleware(default = 128_000)]
+    window: usize,
+    /// When to compact (default: at 80% of the window).
+    trigger: Trigger,
+    /// The size to compact to, as a fraction of the window (default 0.5).
+    #[middleware(default = 0.5)]
+    target: f64,
+    /// A compactor of your own: a `pipeline!` over `CompactionEnv`, or a tuple of
+    /// strategies.
+    compactor: C,
+    /// The model that summarises, for the default ladder.
+    summariser: M,
+    /// How tokens are counted when the provider reports no usage.
+    #[middleware(default = Arc::new(Heuristic))]
+    estimator: SharedEstimator,
+}
+
+impl<A, C, M> DefaultCompactionPipeline<A, C, M> {
+    fn triggered(&self, tokens: usize, messages: usize) -> bool {
+        match self.trigger {
+            Trigger::Fraction(fraction) => tokens as f64 > self.window as f64 * fraction,
+            Trigger::Tokens(limit) => tokens > limit,
+            Trigger::Messages(limit) => messages > limit,
+        }
+    }
+
+    fn target_tokens(&self) -> usize {
+        (self.window as f64 * self.target.clamp(0.0, 1.0)) as usize
+    }
+}
+
+/// What compacts, given the `compactor` and `summariser` options. Implemented for
+/// the combinations the options allow; you do not implement it.
+pub trait Compactor<M>: Send + Sync {
+    /// Compacts `env` with this compactor (and `summariser`, for the default ladder).
+    fn compact(
+        &self,
+        summariser: &M,
+        env: &mut CompactionEnv,
+    ) -> impl Future<Output = Result<(), Error>> + Send;
+}
+
+/// No compactor given, a summariser given: the default ladder `ToolResults`,
+/// `SlidingWindow`, `Summarize`.
+impl<M: Model> Compactor<M> for MissingOption {
+    async fn compact(&self, summariser: &M, env: &mut CompactionEnv) -> Result<(), Error> {
+        let ladder = (
+            ToolResults::default(),
+            SlidingWindow::default(),
+            Summarize::new(Borrowed(summariser)),
+        );
+        ladder.call(env).await
+    }
+}
+
+/// Neither given: the two free strategies.
+impl Compactor<MissingOption> for MissingOption {
+    async fn compact(&self, _: &MissingOption, env: &mut CompactionEnv) -> Result<(), Error> {
+        (ToolResults::default(), SlidingWindow::default())
+            .call(env)
+            .await
+    }
+}
+
+/// A compactor given: it decides alone.
+impl<C: Handler<CompactionEnv>> Compactor<MissingOption> for C {
+    fn compact(
+        &self,
+        _: &MissingOption,
+        env: &mut CompactionEnv,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        self.call(env)
+    }
+}
+
+/// The summariser, borrowed by the default ladder for one compaction.
+struct Borrowed<'a, M>(&'a M);
+
+impl<M: Model> Model for Borrowed<'_, M> {
+    fn complete(&self, env: &Env) -> impl Future<Output = Result<crate::Completion, Error>> + Send {
+        self.0.complete(env)
+    }
+
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+}
+
+/// Marks an env whose history was rewritten (compacted) rather than appended to, so
+/// that a session log replaces its file instead of appending.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HistoryRewritten;
+
+impl<A, C, M> Handler<Env> for DefaultCompactionPipeline<A, C, M>
+where
+    A: Handler<Env>,
+    C: Compactor<M>,
+    M: Send + Sync,
+{
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        let before = conversation_tokens(env, &*self.estimator);
+        if self.triggered(before, env.messages.len()) {
+            self.compact(env, before).await?;
+        }
+        self.app.call(env).await
+    }
+}
+
+impl<A, C, M> DefaultCompactionPipeline<A, C, M>
+where
+    C: Compactor<M>,
+    M: Send + Sync,
+{
+    async fn compact(&self, env: &mut Env, before: usize) -> Result<(), Error> {
+        let estimates = env
+            .extensions
+            .get::<TokenCache>()
+            .map(|c| c.estimates().to_vec())
+            .filter(|e| e.len() == env.messages.len());
+        let messages = std::mem::take(&mut env.messages);
+        let mut cenv = match estimates {
+            Some(estimates) => CompactionEnv::with_estimates(
+                messages,
+                estimates,
+                self.target_tokens(),
+                self.estimator.clone(),
+            ),
+            None => CompactionEnv::new(messages, self.target_tokens(), self.estimator.clone()),
+        };
+        let result = self.compactor.compact(&self.summariser, &mut cenv).await;
+        let after = cenv.tokens();
+        let CompactionEnv {
+            messages,
+            estimates,
+            removed,
+            applied,
+            ..
+        } = cenv;
+        env.messages = messages;
+        env.extensions
+            .get_or_insert_with(TokenCache::default)
+            .reset(estimates, &env.messages);
+        if !removed.is_empty() {
+            env.extensions.remove::<ReportedUsage>();
+            env.extensions.insert(HistoryRewritten);
+            let strategy = applied.join("+");
+            env.emit(Event::Compacted {
+                strategy: &strategy,
+                removed: &removed,
+                tokens_before: before,
+                tokens_after: after,
+            });
+        }
+        if let Err(error) = &result {
+            env.emit(Event::Error {
+                layer: "DefaultCompactionPipeline",
+                error,
+            });
+        }
+        if after > self.window {
+            let cause = match result {
+                Err(error) => format!(" (the last strategy failed: {error})"),
+                Ok(()) => String::new(),
+            };
+            return Err(Error::layer(
+                "DefaultCompactionPipeline",
+                format!(
+                    "the conversation is still {after} tokens after compaction, more than the window of {} tokens{cause}",
+                    self.window
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<A, C, M> std::fmt::Debug for DefaultCompactionPipeline<A, C, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DefaultCompactionPipeline")
+            .field("window", &self.window)
+            .field("trigger", &self.trigger)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,11 @@
+// Rule 3, with the built-in compactor: it must sit inside a loop layer.
+use brute::compaction::DefaultCompactionPipeline;
+use brute::{brute_agent, Loop, Message};
+
+fn main() {
+    let _agent = brute_agent! {
+        use DefaultCompactionPipeline { window: 1_000 };
+        use Loop::While;
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}
