@@ -108,10 +108,13 @@ mod env;
 mod error;
 mod event;
 mod handler;
+#[cfg(feature = "http")]
+pub(crate) mod http;
 pub mod kind;
 mod message;
 mod middleware;
 mod model;
+pub mod providers;
 mod scripted;
 pub mod stack;
 mod tool;
@@ -128,6 +131,11 @@ pub use message::{Message, Role, ToolCall};
 pub use middleware::*;
 pub use model::{Completion, Model, Terminal, Usage, add_usage};
 pub use scripted::ScriptedModel;
+pub use providers::Replay;
+#[cfg(feature = "anthropic")]
+pub use providers::anthropic::Anthropic;
+#[cfg(feature = "openai")]
+pub use providers::openai::OpenAi;
 pub use stack::{Kind, Middleware};
 pub use tool::ToolSpec;
 
