@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::event::{Event, EventHandler, EventHandlers, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, Role};
+use tracing::Instrument;
 
 /// An agent: a middleware stack (usually built by [`brute_agent!`](crate::brute_agent!))
 /// plus the event handlers registered on it.
@@ -63,7 +64,11 @@ pub struct Outcome {
 impl Outcome {
     /// The last assistant message of the turn, if the model said anything.
     pub fn message(&self) -> Option<&Message> {
-        self.env.messages.iter().rev().find(|m| m.role == Role::Assistant)
+        self.env
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
     }
 
     /// The text of the last assistant message.
@@ -119,7 +124,13 @@ impl<S: Handler<Env>> Agent<S> {
     /// Runs one turn on a prepared env (see [`Agent::env`]).
     pub async fn turn(&self, mut env: Env) -> Result<Outcome, Error> {
         env.emit(Event::TurnStart);
-        self.stack.call(&mut env).await?;
+        let span = tracing::info_span!(
+            "invoke_agent",
+            otel.kind = "internal",
+            gen_ai.operation.name = "invoke_agent",
+            brute.messages = env.messages.len(),
+        );
+        self.stack.call(&mut env).instrument(span).await?;
         let stop = match &env.should_exit {
             Some(reason) => StopReason::Exited(reason.clone()),
             None => match env.messages.last() {

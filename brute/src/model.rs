@@ -3,6 +3,7 @@
 use std::future::Future;
 
 use serde::{Deserialize, Serialize};
+use tracing::Instrument;
 
 use crate::env::Env;
 use crate::error::Error;
@@ -105,24 +106,67 @@ impl<M> Terminal<M> {
 }
 
 impl<M: Model> Handler<Env> for Terminal<M> {
-    async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        env.emit(Event::ModelRequest {
-            messages: env.messages.len(),
-            tools: env.tools.len(),
-        });
-        let Completion { message, usage } = self.model.complete(env).await?;
-        if let Some(usage) = &usage {
-            add_usage(env, usage);
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        // One span per model call, named after the OpenTelemetry GenAI conventions.
+        // Disabled spans evaluate no field and allocate nothing.
+        let span = tracing::info_span!(
+            "chat",
+            otel.name = tracing::field::Empty,
+            otel.kind = "client",
+            gen_ai.operation.name = "chat",
+            gen_ai.request.model = self.model.name(),
+            brute.iteration = env.iteration,
+            brute.messages = env.messages.len(),
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+        );
+        if !span.is_disabled() {
+            span.record("otel.name", format!("chat {}", self.model.name()));
         }
-        env.messages.push(message);
-        if let Some(message) = env.messages.last() {
-            env.emit(Event::ModelResponse {
-                message,
-                usage: usage.as_ref(),
+        let record = span.clone();
+        async move {
+            // Everything so far is durable before the model sees it (see `Env::checkpoint`).
+            env.checkpoint()?;
+            env.emit(Event::ModelRequest {
+                messages: env.messages.len(),
+                tools: env.tools.len(),
             });
+            let Completion { message, usage } = self.model.complete(env).await?;
+            if let Some(usage) = &usage {
+                add_usage(env, usage);
+                record.record("gen_ai.usage.input_tokens", usage.input_tokens);
+                record.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            }
+            if capture_content() {
+                tracing::debug!(
+                    gen_ai.output.content = %message.content,
+                    gen_ai.output.tool_calls = message.tool_calls.len(),
+                    "gen_ai.choice"
+                );
+            }
+            env.messages.push(message);
+            // The answer (and its tool calls) is durable before any tool runs.
+            env.checkpoint()?;
+            if let Some(message) = env.messages.last() {
+                env.emit(Event::ModelResponse {
+                    message,
+                    usage: usage.as_ref(),
+                });
+            }
+            Ok(())
         }
-        Ok(())
+        .instrument(span)
     }
+}
+
+/// Whether traces may carry message content: off unless the OpenTelemetry variable
+/// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`. Read once.
+pub(crate) fn capture_content() -> bool {
+    static CAPTURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAPTURE.get_or_init(|| {
+        std::env::var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+            .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+    })
 }
 
 /// Adds one call's usage to the running totals in `env.metadata["usage"]`.
