@@ -126,7 +126,7 @@ pub mod tools;
 pub mod __private;
 
 pub use agent::{Agent, BoxAgent, BoxStack, Outcome, StopReason};
-pub use env::{Env, ExitReason, Extensions};
+pub use env::{Checkpoint, CheckpointId, Env, ExitReason, Extensions};
 pub use error::{BoxError, Error, ModelError};
 pub use event::{Event, EventHandler, EventKind};
 pub use handler::{Handler, HandlerFn, handler_fn};
