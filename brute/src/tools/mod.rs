@@ -75,6 +75,10 @@ pub use pipeline::{
     StandardCallPipeline, ToolCallEnv, Validate, ValidateOptions, standard_call_pipeline,
 };
 pub use sandbox::Sandbox;
+/// The crates tool arguments derive from, re-exported so that a hand-written tool needs
+/// no dependency of its own: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
+/// `#[serde(crate = "brute::tools::serde")]` and `#[schemars(crate = "brute::tools::schemars")]`.
+pub use {schemars, serde};
 pub use set::{BoxFuture, DynTool, Prepared, Registry, ToolSet, prepare};
 pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation, truncate};
 
@@ -126,12 +130,12 @@ impl From<Value> for ToolOutput {
 ///
 /// ```
 /// use brute::tools::{Tool, ToolContext, ToolError, ToolOutput};
-/// use brute::__private::{schemars, serde};
+/// use brute::tools::{schemars, serde};
 ///
 /// /// Arguments of `greet`.
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # #[serde(crate = "brute::__private::serde")]
-/// # #[schemars(crate = "brute::__private::schemars")]
+/// #[serde(crate = "brute::tools::serde")]
+/// #[schemars(crate = "brute::tools::schemars")]
 /// pub struct GreetArgs {
 ///     /// Whom to greet.
 ///     pub name: String,
