@@ -558,6 +558,51 @@ async fn the_seed_stack_runs_end_to_end() {
     assert_eq!(lines(&path).len(), 2 * 7);
 }
 
+/// Adds two numbers (a tool for the `DefaultToolPipeline` stack below).
+#[brute::tool]
+async fn add(
+    /// The first number.
+    a: i64,
+    /// The second number.
+    b: i64,
+) -> Result<String, brute::tools::ToolError> {
+    Ok((a + b).to_string())
+}
+
+/// The same seed stack with the real tool pipeline (issue 4's `DefaultToolPipeline`).
+#[tokio::test]
+async fn the_seed_stack_runs_end_to_end_with_the_default_tool_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tmp/session.jsonl");
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                brute::ToolCall::new("c1", "add", serde_json::json!({"a": 2, "b": 3})),
+                brute::ToolCall::new("c2", "add", serde_json::json!({"a": 5, "b": "x"})),
+            ],
+        ),
+        Message::assistant("2 + 3 = 5"),
+    ]);
+    let agent = brute_agent! {
+        use SessionLog { path: path.clone() };
+        use SystemPrompt { prompt: "You add numbers." };
+        use Loop::ToolResult;
+        use MaxIterations { max: 25 };
+        use brute::DefaultToolPipeline { tools: (Add,), root: dir.path() };
+        run model;
+    };
+    let outcome = agent.start("2 + 3?").await.unwrap();
+    assert_eq!(outcome.stop, StopReason::Completed);
+    assert_eq!(outcome.text(), Some("2 + 3 = 5"));
+    let saved = lines(&path);
+    assert_eq!(saved, outcome.env.messages[1..]);
+    assert_eq!(saved[2], Message::tool_result("c1", "5"));
+    // The invalid argument became a tool result the model saw, not an error.
+    assert_eq!(saved[3].tool_call_id.as_deref(), Some("c2"));
+    assert_no_dangling_call(&saved);
+}
+
 #[tokio::test]
 async fn max_iterations_with_a_session_leaves_no_dangling_call_on_disk() {
     let dir = tempfile::tempdir().unwrap();
