@@ -30,10 +30,10 @@ use crate::handler::Handler;
 /// use std::time::Duration;
 /// use brute::{brute_agent, Error, Message, ModelError, Retry};
 ///
-/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let calls = AtomicU32::new(0);
 /// let agent = brute_agent! {
-///     use Retry { attempts: 3, base_delay: Duration::from_millis(100) };
+///     use Retry { attempts: 3, base_delay: Duration::from_millis(1) };
 ///     run |_env| {
 ///         let n = calls.fetch_add(1, Ordering::Relaxed);
 ///         async move {
