@@ -102,9 +102,16 @@ fn tool_results(messages: &[Message]) -> Vec<(&str, &str)> {
 async fn eight_sleeping_calls_run_concurrently_and_keep_call_order() {
     let dir = tempfile::tempdir().unwrap();
     let calls: Vec<ToolCall> = (0..8)
-        .map(|i| call(&format!("c{i}"), "sleep", json!({"ms": 200, "label": format!("r{i}")})))
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "sleep",
+                json!({"ms": 200, "label": format!("r{i}")}),
+            )
+        })
         .collect();
-    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
+    let model =
+        ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline { tools: (Sleep,), root: dir.path() };
@@ -117,13 +124,18 @@ async fn eight_sleeping_calls_run_concurrently_and_keep_call_order() {
     let results = tool_results(&outcome.env.messages);
     let expected: Vec<(String, String)> =
         (0..8).map(|i| (format!("c{i}"), format!("r{i}"))).collect();
-    let got: Vec<(String, String)> =
-        results.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let got: Vec<(String, String)> = results
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     assert_eq!(got, expected);
     let ratio = elapsed.as_secs_f64() / sequential.as_secs_f64();
     println!("8 concurrent calls: {elapsed:?} vs {sequential:?} sequential (ratio {ratio:.3})");
     // The issue asks for well under the sequential time; the margin is generous.
-    assert!(ratio < 0.5, "took {elapsed:?} against {sequential:?} sequential");
+    assert!(
+        ratio < 0.5,
+        "took {elapsed:?} against {sequential:?} sequential"
+    );
     assert_eq!(outcome.text(), Some("done"));
 }
 
@@ -131,16 +143,26 @@ async fn eight_sleeping_calls_run_concurrently_and_keep_call_order() {
 async fn results_keep_call_order_when_later_calls_finish_first() {
     let dir = tempfile::tempdir().unwrap();
     let calls: Vec<ToolCall> = (0..6)
-        .map(|i| call(&format!("c{i}"), "sleep", json!({"ms": 60 - i * 10, "label": format!("r{i}")})))
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "sleep",
+                json!({"ms": 60 - i * 10, "label": format!("r{i}")}),
+            )
+        })
         .collect();
-    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
+    let model =
+        ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline { tools: (Sleep,), root: dir.path() };
         run model;
     };
     let outcome = agent.start("go").await.unwrap();
-    let labels: Vec<&str> = tool_results(&outcome.env.messages).iter().map(|r| r.1).collect();
+    let labels: Vec<&str> = tool_results(&outcome.env.messages)
+        .iter()
+        .map(|r| r.1)
+        .collect();
     assert_eq!(labels, ["r0", "r1", "r2", "r3", "r4", "r5"]);
 }
 
@@ -154,8 +176,9 @@ async fn the_concurrency_limit_bounds_calls_in_flight() {
         max_seen: max_seen.clone(),
     };
     // Different files, but only two at a time.
-    let calls: Vec<ToolCall> =
-        (0..6).map(|i| call(&format!("c{i}"), "touch", json!({"path": format!("f{i}")}))).collect();
+    let calls: Vec<ToolCall> = (0..6)
+        .map(|i| call(&format!("c{i}"), "touch", json!({"path": format!("f{i}")})))
+        .collect();
     let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
     let agent = brute_agent! {
         use Loop::ToolResult;
@@ -187,8 +210,15 @@ async fn calls_on_the_same_file_are_serialised_and_others_run_in_parallel() {
         run model;
     };
     agent.start("go").await.unwrap();
-    assert_eq!(same_max.load(Ordering::SeqCst), 1, "calls on one file overlapped");
-    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "xxx");
+    assert_eq!(
+        same_max.load(Ordering::SeqCst),
+        1,
+        "calls on one file overlapped"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "xxx"
+    );
 
     let diff_max = Arc::new(AtomicUsize::new(0));
     let touch = Touch {
@@ -207,7 +237,11 @@ async fn calls_on_the_same_file_are_serialised_and_others_run_in_parallel() {
         run model;
     };
     agent.start("go").await.unwrap();
-    assert_eq!(diff_max.load(Ordering::SeqCst), 3, "calls on different files did not overlap");
+    assert_eq!(
+        diff_max.load(Ordering::SeqCst),
+        3,
+        "calls on different files did not overlap"
+    );
 }
 
 #[tokio::test]
@@ -215,8 +249,14 @@ async fn a_model_that_corrects_itself_sees_every_result() {
     let dir = tempfile::tempdir().unwrap();
     let model = ScriptedModel::per_turn([
         Message::tool_calls("", vec![call("u1", "slep", json!({"ms": 1, "label": "x"}))]),
-        Message::tool_calls("", vec![call("u2", "sleep", json!({"ms": "soon", "label": "x"}))]),
-        Message::tool_calls("", vec![call("u3", "sleep", json!({"ms": 1, "label": "fixed"}))]),
+        Message::tool_calls(
+            "",
+            vec![call("u2", "sleep", json!({"ms": "soon", "label": "x"}))],
+        ),
+        Message::tool_calls(
+            "",
+            vec![call("u3", "sleep", json!({"ms": 1, "label": "fixed"}))],
+        ),
         Message::assistant("all good"),
     ]);
     let mut agent = brute_agent! {
@@ -242,18 +282,30 @@ async fn a_model_that_corrects_itself_sees_every_result() {
     let results = tool_results(&outcome.env.messages);
     assert_eq!(results.len(), 3);
     assert_eq!(results[0].0, "u1");
-    assert!(results[0].1.starts_with("Error: tool `slep`: unknown tool `slep`"), "{}", results[0].1);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Error: tool `slep`: unknown tool `slep`"),
+        "{}",
+        results[0].1
+    );
     assert!(results[0].1.contains("sleep, fail"), "{}", results[0].1);
     assert_eq!(results[1].0, "u2");
     assert!(
-        results[1].1.contains("tool `sleep`") && results[1].1.contains("`ms`") && results[1].1.contains("expected u64"),
+        results[1].1.contains("tool `sleep`")
+            && results[1].1.contains("`ms`")
+            && results[1].1.contains("expected u64"),
         "{}",
         results[1].1
     );
     assert_eq!(results[2], ("u3", "fixed"));
     assert_eq!(
         *log.lock().unwrap(),
-        [("u1".to_string(), true), ("u2".to_string(), true), ("u3".to_string(), false)]
+        [
+            ("u1".to_string(), true),
+            ("u2".to_string(), true),
+            ("u3".to_string(), false)
+        ]
     );
     assert_eq!(starts.load(Ordering::SeqCst), 3);
     // Tools are advertised once, not once per pass.
@@ -270,7 +322,10 @@ async fn failures_become_error_results_and_the_turn_goes_on() {
         call("j", "sleep", json!("{\"ms\": ")),
         call("ok", "sleep", json!({"ms": 1, "label": "fine"})),
     ];
-    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("recovered")]);
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls("", calls),
+        Message::assistant("recovered"),
+    ]);
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline {
@@ -285,10 +340,22 @@ async fn failures_become_error_results_and_the_turn_goes_on() {
     let results = tool_results(&outcome.env.messages);
     let ids: Vec<&str> = results.iter().map(|r| r.0).collect();
     assert_eq!(ids, ["p", "f", "t", "j", "ok"]);
-    assert_eq!(results[0].1, "Error: tool `explode`: panicked: boom: kaboom");
+    assert_eq!(
+        results[0].1,
+        "Error: tool `explode`: panicked: boom: kaboom"
+    );
     assert_eq!(results[1].1, "Error: tool `fail`: disk on fire");
-    assert_eq!(results[2].1, "Error: tool `sleep`: timed out after 0.2s and was cancelled");
-    assert!(results[3].1.starts_with("Error: tool `sleep`: the arguments are not valid JSON"), "{}", results[3].1);
+    assert_eq!(
+        results[2].1,
+        "Error: tool `sleep`: timed out after 0.2s and was cancelled"
+    );
+    assert!(
+        results[3]
+            .1
+            .starts_with("Error: tool `sleep`: the arguments are not valid JSON"),
+        "{}",
+        results[3].1
+    );
     assert_eq!(results[4].1, "fine");
 }
 
@@ -314,7 +381,13 @@ async fn approval_allows_denies_and_rewrites() {
     let outcome = agent.start("go").await.unwrap();
     let results = tool_results(&outcome.env.messages);
     assert_eq!(results[0], ("a", "allowed"));
-    assert_eq!(results[1], ("d", "Error: tool `fail`: the call was denied: failing is not allowed today"));
+    assert_eq!(
+        results[1],
+        (
+            "d",
+            "Error: tool `fail`: the call was denied: failing is not allowed today"
+        )
+    );
     assert_eq!(results[2], ("r", "rewritten"));
 }
 
@@ -334,8 +407,18 @@ async fn long_outputs_are_cut_and_saved_in_full() {
     let outcome = agent.start("go").await.unwrap();
     let result = tool_results(&outcome.env.messages)[0].1;
     assert!(result.starts_with("line 0\nline 1\n"));
-    assert!(result.contains("[Output truncated: showing 2000 of 5000 lines]"), "{}", &result[result.len() - 300..]);
-    let path = result.split("Full output saved to: ").nth(1).unwrap().split(". Use").next().unwrap();
+    assert!(
+        result.contains("[Output truncated: showing 2000 of 5000 lines]"),
+        "{}",
+        &result[result.len() - 300..]
+    );
+    let path = result
+        .split("Full output saved to: ")
+        .nth(1)
+        .unwrap()
+        .split(". Use")
+        .next()
+        .unwrap();
     assert!(path.starts_with(saved.path().to_str().unwrap()));
     let full = std::fs::read_to_string(path).unwrap();
     assert_eq!(full.lines().count(), 5000);
@@ -356,5 +439,8 @@ async fn a_stack_without_tool_calls_only_advertises() {
     assert_eq!(outcome.text(), Some("12 tools"));
     // The schemas are shared, not copied per pass.
     let again = agent.start("hi").await.unwrap();
-    assert!(Arc::ptr_eq(&outcome.env.tools[0].parameters, &again.env.tools[0].parameters));
+    assert!(Arc::ptr_eq(
+        &outcome.env.tools[0].parameters,
+        &again.env.tools[0].parameters
+    ));
 }

@@ -2,9 +2,7 @@
 //! argument validation.
 #![allow(clippy::unwrap_used)]
 
-use brute::tools::{
-    Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet, prepare,
-};
+use brute::tools::{Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet, prepare};
 use brute::{Tool, ToolCall, ToolSpec, tool};
 use serde_json::json;
 
@@ -49,10 +47,17 @@ fn context() -> (tempfile::TempDir, ToolContext) {
     (dir, cx)
 }
 
-async fn run(set: &impl ToolSet, cx: &ToolContext, name: &str, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
+async fn run(
+    set: &impl ToolSet,
+    cx: &ToolContext,
+    name: &str,
+    args: serde_json::Value,
+) -> Result<ToolOutput, ToolError> {
     let call = ToolCall::new("c", name, args);
     let prepared = set.prepare(&call).expect("the tool is in the set")?;
-    set.run(name, prepared, cx).await.expect("the tool is in the set")
+    set.run(name, prepared, cx)
+        .await
+        .expect("the tool is in the set")
 }
 
 #[test]
@@ -62,7 +67,10 @@ fn tool_attribute_generates_name_description_and_schema() {
     let schema = Add.parameters();
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["a", "b"]));
-    assert_eq!(schema["properties"]["a"]["description"], "The first number.");
+    assert_eq!(
+        schema["properties"]["a"]["description"],
+        "The first number."
+    );
     assert_eq!(schema["properties"]["a"]["type"], "integer");
     assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
 
@@ -70,19 +78,30 @@ fn tool_attribute_generates_name_description_and_schema() {
     assert_eq!(Repeat.description(), "Repeats a word n times.");
     let schema = Repeat.parameters();
     assert_eq!(schema["required"], json!(["word"]));
-    assert!(schema["properties"].get("cx").is_none(), "the context is not an argument");
+    assert!(
+        schema["properties"].get("cx").is_none(),
+        "the context is not an argument"
+    );
 }
 
 #[tokio::test]
 async fn tool_attribute_runs_the_body_with_the_context() {
     let (_dir, cx) = context();
-    let out = run(&Add, &cx, "add", json!({"a": 2, "b": 40})).await.unwrap();
+    let out = run(&Add, &cx, "add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
     assert_eq!(out.content, "42");
-    let out = run(&Repeat, &cx, "say_again", json!({"word": "hi", "times": 3})).await.unwrap();
+    let out = run(&Repeat, &cx, "say_again", json!({"word": "hi", "times": 3}))
+        .await
+        .unwrap();
     assert_eq!(out.content, r#"{"said":"hi hi hi"}"#);
-    let out = run(&Repeat, &cx, "say_again", json!({"word": "hi"})).await.unwrap();
+    let out = run(&Repeat, &cx, "say_again", json!({"word": "hi"}))
+        .await
+        .unwrap();
     assert_eq!(out.content, r#"{"said":"hi"}"#);
-    let err = run(&Repeat, &cx, "say_again", json!({"word": ""})).await.unwrap_err();
+    let err = run(&Repeat, &cx, "say_again", json!({"word": ""}))
+        .await
+        .unwrap_err();
     assert_eq!(err.to_string(), "the word is empty");
 }
 
@@ -90,7 +109,10 @@ async fn tool_attribute_runs_the_body_with_the_context() {
 fn validation_names_the_field_and_what_was_expected() {
     let err = prepare(&Add, &json!({"a": "two", "b": 1})).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("`a`") && text.contains("expected i64"), "{text}");
+    assert!(
+        text.contains("`a`") && text.contains("expected i64"),
+        "{text}"
+    );
     assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "a"));
 
     let err = prepare(&Add, &json!({"a": 1})).unwrap_err().to_string();
@@ -114,10 +136,30 @@ async fn tuples_and_the_tools_macro_dispatch_by_name() {
         assert_eq!(&names[..3], ["add", "say_again", "read"]);
     }
     assert!(list.contains("shell") && !tuple.contains("shell"));
-    assert_eq!(run(&tuple, &cx, "add", json!({"a": 1, "b": 1})).await.unwrap().content, "2");
-    assert_eq!(run(&list, &cx, "add", json!({"a": 1, "b": 2})).await.unwrap().content, "3");
-    assert!(tuple.prepare(&ToolCall::new("c", "nope", json!({}))).is_none());
-    assert!(brute::tools![].prepare(&ToolCall::new("c", "add", json!({}))).is_none());
+    assert_eq!(
+        run(&tuple, &cx, "add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap()
+            .content,
+        "2"
+    );
+    assert_eq!(
+        run(&list, &cx, "add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap()
+            .content,
+        "3"
+    );
+    assert!(
+        tuple
+            .prepare(&ToolCall::new("c", "nope", json!({})))
+            .is_none()
+    );
+    assert!(
+        brute::tools![]
+            .prepare(&ToolCall::new("c", "add", json!({})))
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -127,8 +169,18 @@ async fn the_registry_holds_tools_known_at_run_time() {
     registry.register(Add).register(Repeat);
     assert_eq!(registry.len(), 2);
     assert_eq!(specs(&registry).len(), 2);
-    assert_eq!(run(&registry, &cx, "add", json!({"a": 5, "b": 5})).await.unwrap().content, "10");
-    assert!(registry.prepare(&ToolCall::new("c", "missing", json!({}))).is_none());
+    assert_eq!(
+        run(&registry, &cx, "add", json!({"a": 5, "b": 5}))
+            .await
+            .unwrap()
+            .content,
+        "10"
+    );
+    assert!(
+        registry
+            .prepare(&ToolCall::new("c", "missing", json!({})))
+            .is_none()
+    );
     // Registering a tool of the same name replaces it.
     registry.register(Add);
     assert_eq!(registry.len(), 2);
@@ -141,8 +193,18 @@ fn builtin_specs_have_schemas() {
     assert_eq!(
         names,
         [
-            "read", "write", "patch", "remove", "fs_search", "undo", "shell", "fetch", "todo_read",
-            "todo_write", "question", "delegate"
+            "read",
+            "write",
+            "patch",
+            "remove",
+            "fs_search",
+            "undo",
+            "shell",
+            "fetch",
+            "todo_read",
+            "todo_write",
+            "question",
+            "delegate"
         ]
     );
     for spec in &all {

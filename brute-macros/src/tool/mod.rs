@@ -144,7 +144,10 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
     for input in &sig.inputs {
         let typed = match input {
             FnArg::Receiver(r) => {
-                return Err(syn::Error::new(r.span(), "a `#[tool]` fn cannot take `self`"));
+                return Err(syn::Error::new(
+                    r.span(),
+                    "a `#[tool]` fn cannot take `self`",
+                ));
             }
             FnArg::Typed(typed) => typed,
         };
@@ -175,13 +178,10 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
     }
 
     let fn_ident = &sig.ident;
-    let tool_name = name.map_or_else(
-        || {
-            let text = fn_ident.to_string();
-            LitStr::new(text.strip_prefix("r#").unwrap_or(&text), fn_ident.span())
-        },
-        |lit| lit,
-    );
+    let tool_name = name.unwrap_or_else(|| {
+        let text = fn_ident.to_string();
+        LitStr::new(text.strip_prefix("r#").unwrap_or(&text), fn_ident.span())
+    });
     let description = match description {
         Some(lit) => lit,
         None => {
@@ -204,7 +204,10 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
         Span::call_site(),
     );
     let schemars_path = LitStr::new(
-        &format!("{}::__private::schemars", krate.to_string().replace(' ', "")),
+        &format!(
+            "{}::__private::schemars",
+            krate.to_string().replace(' ', "")
+        ),
         Span::call_site(),
     );
     let private = quote!(#krate::__private);

@@ -101,7 +101,10 @@ impl ToolContext {
 
     /// The todo list of `todo_read` / `todo_write`.
     pub fn todos(&self) -> Vec<TodoItem> {
-        self.todos.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.todos
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn set_todos(&self, todos: Vec<TodoItem>) {
@@ -157,7 +160,10 @@ impl SnapshotStore {
             Ok(_) => return false,
             Err(_) => None,
         };
-        self.lock().entry(path.to_path_buf()).or_default().push(state);
+        self.lock()
+            .entry(path.to_path_buf())
+            .or_default()
+            .push(state);
         true
     }
 
@@ -214,15 +220,25 @@ impl PathLocks {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 
 impl Drop for PathGuard<'_> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        let mut map = self.locks.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(&self.path).is_some_and(|m| Arc::strong_count(m) == 1) {
+        let mut map = self
+            .locks
+            .map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if map
+            .get(&self.path)
+            .is_some_and(|m| Arc::strong_count(m) == 1)
+        {
             map.remove(&self.path);
         }
     }
@@ -352,7 +368,9 @@ pub enum Decision {
 /// # let _ = policy;
 /// ```
 #[derive(Clone, Default)]
-pub struct Approval(Option<Arc<dyn Fn(&ToolCall) -> Decision + Send + Sync>>);
+pub struct Approval(Option<Arc<PolicyFn>>);
+
+type PolicyFn = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 
 impl Approval {
     /// A policy deciding with `f`.
@@ -364,8 +382,11 @@ impl Approval {
     pub fn deny(tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
         let denied: Vec<String> = tools.into_iter().map(Into::into).collect();
         Approval::new(move |call| {
-            if denied.iter().any(|d| *d == call.name) {
-                Decision::Deny(format!("the tool `{}` is not allowed by the approval policy", call.name))
+            if denied.contains(&call.name) {
+                Decision::Deny(format!(
+                    "the tool `{}` is not allowed by the approval policy",
+                    call.name
+                ))
             } else {
                 Decision::Allow
             }
@@ -383,7 +404,11 @@ impl Approval {
 
 impl fmt::Debug for Approval {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "Approval(policy)" } else { "Approval(allow all)" })
+        f.write_str(if self.0.is_some() {
+            "Approval(policy)"
+        } else {
+            "Approval(allow all)"
+        })
     }
 }
 
@@ -403,9 +428,9 @@ pub type Answers = Vec<Vec<String>>;
 /// # let _ = handler;
 /// ```
 #[derive(Clone, Default)]
-pub struct QuestionHandler(
-    Option<Arc<dyn Fn(Questions) -> BoxFuture<'static, Result<Answers, String>> + Send + Sync>>,
-);
+pub struct QuestionHandler(Option<Arc<AskFn>>);
+
+type AskFn = dyn Fn(Questions) -> BoxFuture<'static, Result<Answers, String>> + Send + Sync;
 
 impl QuestionHandler {
     /// A handler answering with `f`.
@@ -418,14 +443,21 @@ impl QuestionHandler {
     }
 
     /// Asks; `None` when there is no handler.
-    pub(crate) fn ask(&self, questions: Questions) -> Option<BoxFuture<'static, Result<Answers, String>>> {
+    pub(crate) fn ask(
+        &self,
+        questions: Questions,
+    ) -> Option<BoxFuture<'static, Result<Answers, String>>> {
         self.0.as_ref().map(|f| f(questions))
     }
 }
 
 impl fmt::Debug for QuestionHandler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "QuestionHandler(set)" } else { "QuestionHandler(none)" })
+        f.write_str(if self.0.is_some() {
+            "QuestionHandler(set)"
+        } else {
+            "QuestionHandler(none)"
+        })
     }
 }
 
@@ -506,7 +538,9 @@ impl Model for SharedModel {
 
 impl fmt::Debug for SharedModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SharedModel").field(&self.0.model_name()).finish()
+        f.debug_tuple("SharedModel")
+            .field(&self.0.model_name())
+            .finish()
     }
 }
 

@@ -60,7 +60,11 @@ impl ToolError {
         ToolError::Failed(message.into())
     }
 
-    pub(crate) fn io(action: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<String>,
+        source: std::io::Error,
+    ) -> Self {
         ToolError::Io {
             action,
             path: path.into(),

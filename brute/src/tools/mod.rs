@@ -66,8 +66,8 @@ pub use builtin::{
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
 pub use context::{
-    Answers, Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler,
-    RootDir, SharedModel, SnapshotStore, Timeouts, ToolContext,
+    Answers, Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, RootDir,
+    SharedModel, SnapshotStore, Timeouts, ToolContext,
 };
 pub use error::{PathError, ToolError};
 pub use pipeline::{
@@ -75,12 +75,12 @@ pub use pipeline::{
     StandardCallPipeline, ToolCallEnv, Validate, ValidateOptions, standard_call_pipeline,
 };
 pub use sandbox::Sandbox;
+pub use set::{BoxFuture, DynTool, Prepared, Registry, ToolSet, prepare};
+pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation, truncate};
 /// The crates tool arguments derive from, re-exported so that a hand-written tool needs
 /// no dependency of its own: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
 /// `#[serde(crate = "brute::tools::serde")]` and `#[schemars(crate = "brute::tools::schemars")]`.
 pub use {schemars, serde};
-pub use set::{BoxFuture, DynTool, Prepared, Registry, ToolSet, prepare};
-pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation, truncate};
 
 /// What a tool returns to the model: text (JSON values are written compactly).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 
+use super::ToolOutput;
 use super::context::{
     Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, RootDir,
     Timeouts, ToolContext,
@@ -17,7 +18,6 @@ use super::context::{
 use super::error::ToolError;
 use super::set::{Prepared, ToolSet};
 use super::truncate::{Truncation, truncate};
-use super::ToolOutput;
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -157,10 +157,12 @@ impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for Execute {
             )));
             return Ok(());
         };
-        env.result = Some(match env.tools.run(&env.call.name, prepared, env.context).await {
-            Some(result) => result,
-            None => Err(unknown(env.tools, &env.call.name)),
-        });
+        env.result = Some(
+            match env.tools.run(&env.call.name, prepared, env.context).await {
+                Some(result) => result,
+                None => Err(unknown(env.tools, &env.call.name)),
+            },
+        );
         Ok(())
     }
 }
@@ -272,7 +274,10 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
             return Ok(shared);
         }
         let root = self.root.resolve().map_err(|e| {
-            Error::layer("DefaultToolPipeline", format!("cannot find the working directory: {e}"))
+            Error::layer(
+                "DefaultToolPipeline",
+                format!("cannot find the working directory: {e}"),
+            )
         })?;
         let context = ToolContext::new(&root)
             .map_err(|e| {
@@ -319,11 +324,16 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
             Ok(Err(_elapsed)) => Err(ToolError::Timeout(limit)),
             Ok(Ok(Err(error))) => Err(ToolError::failed(error.to_string())),
             Ok(Ok(Ok(()))) => env.result.take().unwrap_or_else(|| {
-                Err(ToolError::failed("internal error: the pipeline produced no result"))
+                Err(ToolError::failed(
+                    "internal error: the pipeline produced no result",
+                ))
             }),
         };
         match result {
-            Ok(output) => (truncate(&output.content, env.truncation, context.output_dir()), false),
+            Ok(output) => (
+                truncate(&output.content, env.truncation, context.output_dir()),
+                false,
+            ),
             Err(error) => error_text(&name, &error),
         }
     }
@@ -368,7 +378,8 @@ impl<A: Handler<Env>, T: ToolSet> Handler<Env> for DefaultToolPipeline<A, T> {
             .collect()
             .await;
         for (call, (content, is_error)) in calls.iter().zip(results) {
-            env.messages.push(Message::tool_result(call.id.clone(), content));
+            env.messages
+                .push(Message::tool_result(call.id.clone(), content));
             if let Some(result) = env.messages.last() {
                 env.emit(Event::ToolResult {
                     call,

@@ -85,7 +85,9 @@ impl Sandbox {
             Err(source) => {
                 // A dangling symbolic link: say where it points.
                 if let Ok(target) = std::fs::read_link(existing) {
-                    let target = existing.parent().map_or(target.clone(), |p| p.join(&target));
+                    let target = existing
+                        .parent()
+                        .map_or(target.clone(), |p| p.join(&target));
                     if !target.starts_with(&self.root) {
                         return Err(PathError::SymlinkEscape {
                             path: raw.to_string(),
@@ -145,19 +147,37 @@ mod tests {
         let sandbox = Sandbox::new(&root).unwrap();
         let root = sandbox.root().to_path_buf();
         assert_eq!(sandbox.resolve("sub/../a.txt").unwrap(), root.join("a.txt"));
-        assert_eq!(sandbox.resolve("./new/deep.txt").unwrap(), root.join("new/deep.txt"));
-        assert!(matches!(sandbox.resolve("../secret"), Err(PathError::Escapes { .. })));
-        assert!(matches!(sandbox.resolve("sub/../../secret"), Err(PathError::Escapes { .. })));
+        assert_eq!(
+            sandbox.resolve("./new/deep.txt").unwrap(),
+            root.join("new/deep.txt")
+        );
+        assert!(matches!(
+            sandbox.resolve("../secret"),
+            Err(PathError::Escapes { .. })
+        ));
+        assert!(matches!(
+            sandbox.resolve("sub/../../secret"),
+            Err(PathError::Escapes { .. })
+        ));
         let abs = root.join("sub/x").display().to_string();
         assert!(sandbox.resolve(&abs).is_ok());
-        assert!(matches!(sandbox.resolve("/etc/passwd"), Err(PathError::Escapes { .. })));
+        assert!(matches!(
+            sandbox.resolve("/etc/passwd"),
+            Err(PathError::Escapes { .. })
+        ));
         assert!(matches!(sandbox.resolve(""), Err(PathError::Empty)));
         std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
         let err = sandbox.resolve("out/secret").unwrap_err();
         assert!(matches!(err, PathError::SymlinkEscape { .. }), "{err}");
-        assert!(matches!(sandbox.resolve("out/new.txt"), Err(PathError::SymlinkEscape { .. })));
+        assert!(matches!(
+            sandbox.resolve("out/new.txt"),
+            Err(PathError::SymlinkEscape { .. })
+        ));
         std::os::unix::fs::symlink("/nonexistent/zzz", root.join("dangling")).unwrap();
-        assert!(matches!(sandbox.resolve("dangling"), Err(PathError::SymlinkEscape { .. })));
+        assert!(matches!(
+            sandbox.resolve("dangling"),
+            Err(PathError::SymlinkEscape { .. })
+        ));
         std::os::unix::fs::symlink(root.join("sub"), root.join("inside")).unwrap();
         assert_eq!(sandbox.resolve("inside/f").unwrap(), root.join("sub/f"));
     }

@@ -114,7 +114,11 @@ pub trait ToolSet: Send + Sync {
 
 impl<T: Tool> ToolSet for T {
     fn specs(&self, out: &mut Vec<ToolSpec>) {
-        out.push(ToolSpec::new(self.name(), self.description(), self.parameters()));
+        out.push(ToolSpec::new(
+            self.name(),
+            self.description(),
+            self.parameters(),
+        ));
     }
 
     fn contains(&self, name: &str) -> bool {

@@ -57,7 +57,10 @@ pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
             .char_indices()
             .nth(MAX_LINE_LENGTH)
             .map_or(line.len(), |(i, _)| i);
-        format!("{}... (line truncated to {MAX_LINE_LENGTH} chars)", &line[..end])
+        format!(
+            "{}... (line truncated to {MAX_LINE_LENGTH} chars)",
+            &line[..end]
+        )
     };
     let mut kept: Vec<String> = Vec::new();
     let mut bytes = 0;
@@ -108,7 +111,11 @@ fn tempfile_in(dir: &Path) -> std::io::Result<std::path::PathBuf> {
                 .map_or(0, |d| d.as_nanos()),
         );
         let path = dir.join(format!("tool_{:016x}.txt", hasher.finish()));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(_) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),

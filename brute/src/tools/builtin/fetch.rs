@@ -97,8 +97,10 @@ impl Resolve for GuardedResolver {
         let host = name.as_str().to_string();
         Box::pin(async move {
             let all: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> =
-                all.into_iter().filter(|a| allow_private || is_public(a.ip())).collect();
+            let allowed: Vec<SocketAddr> = all
+                .into_iter()
+                .filter(|a| allow_private || is_public(a.ip()))
+                .collect();
             if allowed.is_empty() {
                 return Err(format!(
                     "`{host}` resolves only to private, loopback or link-local addresses, which fetch refuses"
@@ -160,11 +162,9 @@ impl Tool for Fetch {
             }))
             .build()
             .map_err(|e| ToolError::failed(format!("cannot build the HTTP client: {e}")))?;
-        let mut response = client
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| ToolError::failed(format!("fetch {} failed: {}", args.url, describe(&e))))?;
+        let mut response = client.get(url).send().await.map_err(|e| {
+            ToolError::failed(format!("fetch {} failed: {}", args.url, describe(&e)))
+        })?;
         let status = response.status();
         let content_type = response
             .headers()
@@ -174,11 +174,9 @@ impl Tool for Fetch {
             .to_string();
         let mut body = Vec::new();
         let mut truncated = false;
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| ToolError::failed(format!("reading {} failed: {}", args.url, describe(&e))))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| {
+            ToolError::failed(format!("reading {} failed: {}", args.url, describe(&e)))
+        })? {
             let room = policy.max_bytes - body.len();
             if chunk.len() > room {
                 body.extend_from_slice(&chunk[..room]);
@@ -208,7 +206,18 @@ mod tests {
 
     #[test]
     fn address_policy() {
-        for private in ["127.0.0.1", "10.1.2.3", "192.168.0.1", "169.254.169.254", "0.0.0.0", "100.64.0.1", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1"] {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
             let ip: IpAddr = private.parse().expect("an address");
             assert!(!is_public(ip), "{private}");
         }

@@ -35,7 +35,11 @@ fn distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let cur = row[j + 1];
-            row[j + 1] = if ca == *cb { prev } else { 1 + prev.min(cur).min(row[j]) };
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
             prev = cur;
         }
     }
@@ -44,14 +48,14 @@ fn distance(a: &str, b: &str) -> usize {
 
 fn not_found(cx: &ToolContext, path: &Path, raw: &str) -> ToolError {
     let mut close: Vec<(usize, String)> = Vec::new();
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) {
-        if let Ok(entries) = std::fs::read_dir(parent) {
-            for entry in entries.flatten() {
-                let other = entry.file_name().to_string_lossy().to_string();
-                let d = distance(name, &other);
-                if d <= 3 {
-                    close.push((d, cx.sandbox().display(&parent.join(&other))));
-                }
+    if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        && let Ok(entries) = std::fs::read_dir(parent)
+    {
+        for entry in entries.flatten() {
+            let other = entry.file_name().to_string_lossy().to_string();
+            let d = distance(name, &other);
+            if d <= 3 {
+                close.push((d, cx.sandbox().display(&parent.join(&other))));
             }
         }
     }
@@ -111,7 +115,9 @@ impl Tool for Read {
         if meta.is_dir() {
             return list_dir(&path, raw).await;
         }
-        let bytes = tokio::fs::read(&path).await.map_err(|e| ToolError::io("cannot read", raw, e))?;
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|e| ToolError::io("cannot read", raw, e))?;
         if is_binary(&path, &bytes) {
             return Err(ToolError::failed(format!("Cannot read binary file: {raw}")));
         }
@@ -187,7 +193,11 @@ async fn list_dir(path: &Path, raw: &str) -> Result<ToolOutput, ToolError> {
     if total == 0 {
         return Ok("(empty directory)".into());
     }
-    let mut out = names.into_iter().take(MAX_LINES).collect::<Vec<_>>().join("\n");
+    let mut out = names
+        .into_iter()
+        .take(MAX_LINES)
+        .collect::<Vec<_>>()
+        .join("\n");
     if total > MAX_LINES {
         out.push_str(&format!("\n(Showing {MAX_LINES} of {total} entries)"));
     }
@@ -311,7 +321,9 @@ impl Tool for Patch {
             Err(e) => return Err(ToolError::io("cannot read", raw, e)),
         };
         if is_binary(&path, &bytes) {
-            return Err(ToolError::failed(format!("Cannot patch binary file: {raw}")));
+            return Err(ToolError::failed(format!(
+                "Cannot patch binary file: {raw}"
+            )));
         }
         let old = String::from_utf8(bytes)
             .map_err(|_| ToolError::failed(format!("Cannot patch {raw}: it is not valid UTF-8")))?;
@@ -440,7 +452,9 @@ impl Tool for Undo {
         let path = cx.resolve(raw)?;
         let rel = cx.sandbox().display(&path);
         match cx.snapshots().pop(&path) {
-            None => Err(ToolError::failed(format!("No undo history available for: {raw}"))),
+            None => Err(ToolError::failed(format!(
+                "No undo history available for: {raw}"
+            ))),
             Some(None) => {
                 match tokio::fs::remove_file(&path).await {
                     Ok(()) => {}

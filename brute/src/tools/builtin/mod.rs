@@ -12,7 +12,9 @@ mod todo;
 pub use delegate::{Delegate, DelegateArgs};
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetch, FetchArgs};
-pub use fs::{Patch, PatchArgs, Read, ReadArgs, Remove, RemoveArgs, Undo, UndoArgs, Write, WriteArgs};
+pub use fs::{
+    Patch, PatchArgs, Read, ReadArgs, Remove, RemoveArgs, Undo, UndoArgs, Write, WriteArgs,
+};
 pub use question::{Question, QuestionItem, QuestionOption, Questions};
 pub use search::{FsSearch, FsSearchArgs};
 pub use shell::{Shell, ShellArgs};

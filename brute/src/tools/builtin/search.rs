@@ -84,10 +84,12 @@ fn search(
     let mut walk = WalkBuilder::new(dir);
     if let Some(glob) = &args.glob {
         let mut overrides = OverrideBuilder::new(dir);
-        overrides.add(glob).map_err(|e| ToolError::InvalidArguments {
-            field: "glob".into(),
-            problem: format!("argument `glob` is not a valid glob: {e}"),
-        })?;
+        overrides
+            .add(glob)
+            .map_err(|e| ToolError::InvalidArguments {
+                field: "glob".into(),
+                problem: format!("argument `glob` is not a valid glob: {e}"),
+            })?;
         let overrides = overrides.build().map_err(|e| ToolError::InvalidArguments {
             field: "glob".into(),
             problem: format!("argument `glob` is not a valid glob: {e}"),
@@ -100,7 +102,10 @@ fn search(
         .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
         .filter(|entry| {
             // Symbolic links leading outside the root are not followed.
-            entry.path().canonicalize().is_ok_and(|p| p.starts_with(sandbox.root()))
+            entry
+                .path()
+                .canonicalize()
+                .is_ok_and(|p| p.starts_with(sandbox.root()))
         })
         .map(|entry| {
             let modified = entry
