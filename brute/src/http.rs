@@ -14,7 +14,8 @@ use rustls_platform_verifier::BuilderVerifierExt;
 /// the process-wide default provider instead (unless the application installed one),
 /// and reqwest's own verifier is used with it.
 pub(crate) fn client_builder() -> reqwest::ClientBuilder {
-    let builder = reqwest::Client::builder().user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")));
+    let builder =
+        reqwest::Client::builder().user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")));
     match tls_config() {
         Some(config) => builder.tls_backend_preconfigured(config.clone()),
         None => {

@@ -153,7 +153,12 @@ impl Codec {
     }
 
     /// The JSON request body for `messages` and `tools`.
-    pub fn encode(&self, messages: &[Message], tools: &[ToolSpec], stream: bool) -> Result<Vec<u8>, ModelError> {
+    pub fn encode(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError> {
         let tools = if tools.is_empty() {
             None
         } else {
@@ -183,7 +188,10 @@ impl Codec {
                 // The API wants alternating turns: tool results and the user text
                 // after them form one user turn.
                 Some(last) if last.role == role => last.content.extend(blocks),
-                _ => turns.push(Turn { role, content: blocks }),
+                _ => turns.push(Turn {
+                    role,
+                    content: blocks,
+                }),
             }
         }
         let request = Request {
@@ -194,9 +202,11 @@ impl Codec {
             stream,
             params: &self.params,
         };
-        let mut body = Vec::with_capacity(512 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>());
-        serde_json::to_writer(&mut body, &request)
-            .map_err(|e| ModelError::Rejected(format!("anthropic: the request does not serialise: {e}")))?;
+        let mut body =
+            Vec::with_capacity(512 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>());
+        serde_json::to_writer(&mut body, &request).map_err(|e| {
+            ModelError::Rejected(format!("anthropic: the request does not serialise: {e}"))
+        })?;
         Ok(body)
     }
 
@@ -208,18 +218,23 @@ impl Codec {
         if let Some(error) = &response.error {
             return Err(body_error(place, error, None));
         }
-        let content = response
-            .content
-            .ok_or_else(|| ModelError::Malformed(format!("{place}: the response has no content")))?;
+        let content = response.content.ok_or_else(|| {
+            ModelError::Malformed(format!("{place}: the response has no content"))
+        })?;
         let mut assembled = Assembled::default();
         for block in content {
             match block {
                 Block::Text { text } => assembled.content.push_str(&text),
-                Block::Thinking { thinking, signature } => {
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => {
                     assembled.reasoning.push_str(&thinking);
                     assembled.signature.push_str(&signature);
                 }
-                Block::ToolUse { id, name, input } => assembled.calls.push(ToolCall::new(id, name, input)),
+                Block::ToolUse { id, name, input } => {
+                    assembled.calls.push(ToolCall::new(id, name, input))
+                }
                 Block::Other => {}
             }
         }
@@ -320,11 +335,18 @@ fn blocks(message: &Message) -> Vec<OutBlock<'_>> {
         }),
         Role::Assistant => {
             // Only signed thinking can go back; reasoning from other providers cannot.
-            if let (Some(thinking), Some(signature)) = (&message.reasoning, &message.reasoning_signature) {
-                blocks.push(OutBlock::Thinking { thinking, signature });
+            if let (Some(thinking), Some(signature)) =
+                (&message.reasoning, &message.reasoning_signature)
+            {
+                blocks.push(OutBlock::Thinking {
+                    thinking,
+                    signature,
+                });
             }
             if !message.content.is_empty() {
-                blocks.push(OutBlock::Text { text: &message.content });
+                blocks.push(OutBlock::Text {
+                    text: &message.content,
+                });
             }
             for call in &message.tool_calls {
                 blocks.push(OutBlock::ToolUse {
@@ -332,20 +354,27 @@ fn blocks(message: &Message) -> Vec<OutBlock<'_>> {
                     name: &call.name,
                     // Arguments that are not an object cannot be a tool_use input;
                     // the call is kept (its result follows it) with an empty input.
-                    input: if call.arguments.is_object() { &call.arguments } else { &EMPTY_OBJECT },
+                    input: if call.arguments.is_object() {
+                        &call.arguments
+                    } else {
+                        &EMPTY_OBJECT
+                    },
                 });
             }
         }
         Role::User | Role::System => {
             if !message.content.is_empty() {
-                blocks.push(OutBlock::Text { text: &message.content });
+                blocks.push(OutBlock::Text {
+                    text: &message.content,
+                });
             }
         }
     }
     blocks
 }
 
-static EMPTY_OBJECT: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Object(Map::new()));
+static EMPTY_OBJECT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::Object(Map::new()));
 
 #[derive(Deserialize)]
 struct Response {
@@ -391,7 +420,9 @@ impl From<WireUsage> for Usage {
     fn from(usage: WireUsage) -> Self {
         let cached = usage.cache_read_input_tokens.unwrap_or(0);
         Usage {
-            input_tokens: usage.input_tokens.unwrap_or(0) + cached + usage.cache_creation_input_tokens.unwrap_or(0),
+            input_tokens: usage.input_tokens.unwrap_or(0)
+                + cached
+                + usage.cache_creation_input_tokens.unwrap_or(0),
             output_tokens: usage.output_tokens.unwrap_or(0),
             cached_tokens: cached,
         }
@@ -434,7 +465,12 @@ pub struct StreamDecoder {
 
 #[derive(Debug)]
 enum StreamBlock {
-    ToolUse { id: String, name: String, json: String, input: Value },
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+        input: Value,
+    },
     Other,
 }
 
@@ -507,7 +543,11 @@ impl StreamDecoder {
 
     fn event(&mut self, data: &str, env: &Env) -> Result<(), ModelError> {
         let event: StreamEvent = serde_json::from_str(data).map_err(|e| {
-            ModelError::Malformed(format!("{}: a stream event is not valid ({e}): {}", self.place, quote(data)))
+            ModelError::Malformed(format!(
+                "{}: a stream event is not valid ({e}): {}",
+                self.place,
+                quote(data)
+            ))
         })?;
         match event {
             StreamEvent::MessageStart { message } => {
@@ -515,7 +555,10 @@ impl StreamDecoder {
                     self.merge_usage(usage);
                 }
             }
-            StreamEvent::ContentBlockStart { index, content_block } => {
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
                 let block = match content_block.get("type").and_then(Value::as_str) {
                     Some("tool_use") => StreamBlock::ToolUse {
                         id: string_field(&content_block, "id"),
@@ -537,7 +580,8 @@ impl StreamDecoder {
                             self.reasoning.push_str(&thinking);
                             env.emit(Event::ReasoningDelta(&thinking));
                         }
-                        self.signature.push_str(&string_field(&content_block, "signature"));
+                        self.signature
+                            .push_str(&string_field(&content_block, "signature"));
                         StreamBlock::Other
                     }
                     _ => StreamBlock::Other,
@@ -556,7 +600,9 @@ impl StreamDecoder {
                 BlockDelta::SignatureDelta { signature } => self.signature.push_str(&signature),
                 BlockDelta::InputJsonDelta { partial_json } => {
                     match self.blocks.iter_mut().rev().find(|(i, _)| *i == index) {
-                        Some((_, StreamBlock::ToolUse { json, .. })) => json.push_str(&partial_json),
+                        Some((_, StreamBlock::ToolUse { json, .. })) => {
+                            json.push_str(&partial_json)
+                        }
                         _ => {
                             return Err(ModelError::Malformed(format!(
                                 "{}: input_json_delta for block {index}, which is not a tool_use block",
@@ -589,8 +635,14 @@ impl StreamDecoder {
         };
         merge(&mut self.usage.input_tokens, usage.input_tokens);
         merge(&mut self.usage.output_tokens, usage.output_tokens);
-        merge(&mut self.usage.cache_read_input_tokens, usage.cache_read_input_tokens);
-        merge(&mut self.usage.cache_creation_input_tokens, usage.cache_creation_input_tokens);
+        merge(
+            &mut self.usage.cache_read_input_tokens,
+            usage.cache_read_input_tokens,
+        );
+        merge(
+            &mut self.usage.cache_creation_input_tokens,
+            usage.cache_creation_input_tokens,
+        );
     }
 
     /// Ends the stream and returns the assembled completion. A stream without its
@@ -606,7 +658,13 @@ impl StreamDecoder {
         }
         let mut calls = Vec::new();
         for (_, block) in self.blocks {
-            if let StreamBlock::ToolUse { id, name, json, input } = block {
+            if let StreamBlock::ToolUse {
+                id,
+                name,
+                json,
+                input,
+            } = block
+            {
                 let arguments = if json.trim().is_empty() && input.is_object() {
                     input
                 } else {
@@ -629,7 +687,11 @@ impl StreamDecoder {
 }
 
 fn string_field(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[cfg(feature = "anthropic")]
@@ -805,7 +867,10 @@ mod client {
             let place = format!("anthropic: POST {} (model {})", self.url, self.codec.model);
             let secret = self.key.as_ref().map(ApiKey::expose);
             let body = self.codec.encode(&env.messages, &env.tools, self.stream)?;
-            let response = self.transport.post(&place, &self.url, self.headers()?, body, secret).await?;
+            let response = self
+                .transport
+                .post(&place, &self.url, self.headers()?, body, secret)
+                .await?;
             let recorder = self.transport.recorder.as_ref();
             if self.stream {
                 let mut decoder = Codec::stream_decoder(place.clone());

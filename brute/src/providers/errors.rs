@@ -103,8 +103,10 @@ fn error_fields(body: &str) -> (Option<String>, Option<String>, String) {
 }
 
 fn is_context_too_long(kind: Option<&str>, code: Option<&str>, message: &str) -> bool {
-    if matches!(code, Some("context_length_exceeded" | "string_above_max_length"))
-        || kind == Some("request_too_large")
+    if matches!(
+        code,
+        Some("context_length_exceeded" | "string_above_max_length")
+    ) || kind == Some("request_too_large")
     {
         return true;
     }
@@ -151,7 +153,12 @@ pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
 /// then `retry-after` in seconds or as an HTTP date.
 #[cfg(feature = "http")]
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         return Duration::try_from_secs_f64(ms / 1000.0).ok();
     }
@@ -180,24 +187,42 @@ mod tests {
         assert!(!err.to_string().contains("sk-secret"), "{err}");
 
         let long = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
-        assert!(matches!(status_error("p", 400, None, long, None), ModelError::ContextTooLong(_)));
+        assert!(matches!(
+            status_error("p", 400, None, long, None),
+            ModelError::ContextTooLong(_)
+        ));
         let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 200001 tokens > 200000 maximum"}}"#;
-        assert!(matches!(status_error("p", 400, None, anthropic, None), ModelError::ContextTooLong(_)));
+        assert!(matches!(
+            status_error("p", 400, None, anthropic, None),
+            ModelError::ContextTooLong(_)
+        ));
         let bad = r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: field required"}}"#;
         let err = status_error("anthropic: POST u", 400, None, bad, None);
-        assert_eq!(err.to_string(), "request rejected: anthropic: POST u: HTTP 400: max_tokens: field required");
+        assert_eq!(
+            err.to_string(),
+            "request rejected: anthropic: POST u: HTTP 400: max_tokens: field required"
+        );
 
         let limited = status_error("p", 429, Some(Duration::from_secs(2)), "", None);
         assert_eq!(limited.retry_after(), Some(Duration::from_secs(2)));
-        assert!(matches!(status_error("p", 529, None, "overloaded", None), ModelError::Server { status: 529, .. }));
-        assert!(matches!(status_error("p", 503, None, "<html>", None), ModelError::Server { status: 503, .. }));
+        assert!(matches!(
+            status_error("p", 529, None, "overloaded", None),
+            ModelError::Server { status: 529, .. }
+        ));
+        assert!(matches!(
+            status_error("p", 503, None, "<html>", None),
+            ModelError::Server { status: 503, .. }
+        ));
     }
 
     #[test]
     fn long_bodies_are_cut_at_a_char_boundary() {
         let body = "é".repeat(400);
         let quoted = quote(&body);
-        assert!(quoted.len() < 520 && quoted.ends_with("(800 bytes)"), "{quoted}");
+        assert!(
+            quoted.len() < 520 && quoted.ends_with("(800 bytes)"),
+            "{quoted}"
+        );
     }
 
     #[cfg(feature = "http")]
@@ -205,9 +230,18 @@ mod tests {
     fn retry_after_accepts_seconds_and_dates() {
         let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").expect("date");
         assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
-        assert_eq!(parse_retry_after("0.5", now), Some(Duration::from_millis(500)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now), Some(Duration::from_secs(30)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("0.5", now),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);
     }

@@ -83,8 +83,11 @@ impl fmt::Debug for ApiKey {
 /// JSON reused on every call.
 #[derive(Clone, Default)]
 pub(crate) struct ToolsCache {
-    last: Arc<Mutex<Option<(Vec<ToolSpec>, Arc<RawValue>)>>>,
+    last: Arc<Mutex<Option<CachedTools>>>,
 }
+
+/// A tool list (holding its schemas, so that their addresses stay unique) and its JSON.
+type CachedTools = (Vec<ToolSpec>, Arc<RawValue>);
 
 impl ToolsCache {
     /// The JSON array for `tools`, from the cache when the list is the last one seen.
@@ -93,7 +96,10 @@ impl ToolsCache {
         tools: &[ToolSpec],
         encode: impl FnOnce(&[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error>,
     ) -> Result<Arc<RawValue>, serde_json::Error> {
-        let mut last = self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((specs, json)) = last.as_ref()
             && same_tools(specs, tools)
         {
@@ -108,7 +114,9 @@ impl ToolsCache {
 fn same_tools(a: &[ToolSpec], b: &[ToolSpec]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(a, b)| {
-            Arc::ptr_eq(&a.parameters, &b.parameters) && a.name == b.name && a.description == b.description
+            Arc::ptr_eq(&a.parameters, &b.parameters)
+                && a.name == b.name
+                && a.description == b.description
         })
 }
 

@@ -136,15 +136,18 @@ impl Codec {
 
     /// The JSON request body for `messages` and `tools`; `stream` asks for an event
     /// stream with usage in its last chunk.
-    pub fn encode(&self, messages: &[Message], tools: &[ToolSpec], stream: bool) -> Result<Vec<u8>, ModelError> {
+    pub fn encode(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError> {
         let tools = if tools.is_empty() {
             None
         } else {
-            Some(
-                self.tools
-                    .get(tools, encode_tools)
-                    .map_err(|e| ModelError::Rejected(format!("openai: a tool schema does not serialise: {e}")))?,
-            )
+            Some(self.tools.get(tools, encode_tools).map_err(|e| {
+                ModelError::Rejected(format!("openai: a tool schema does not serialise: {e}"))
+            })?)
         };
         let request = Request {
             model: &self.model,
@@ -152,31 +155,38 @@ impl Codec {
             parallel_tool_calls: tools.as_ref().and(self.params.parallel_tool_calls),
             tools: tools.as_deref(),
             stream,
-            stream_options: stream.then_some(StreamOptions { include_usage: true }),
+            stream_options: stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
             params: &self.params,
         };
-        let mut body = Vec::with_capacity(512 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>());
-        serde_json::to_writer(&mut body, &request)
-            .map_err(|e| ModelError::Rejected(format!("openai: the request does not serialise: {e}")))?;
+        let mut body =
+            Vec::with_capacity(512 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>());
+        serde_json::to_writer(&mut body, &request).map_err(|e| {
+            ModelError::Rejected(format!("openai: the request does not serialise: {e}"))
+        })?;
         Ok(body)
     }
 
     /// Decodes a non-streamed response body. `place` names the source in errors.
     pub fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
         let response: Response = serde_json::from_slice(body).map_err(|e| {
-            ModelError::Malformed(format!("{place}: the response is not a chat completion: {e}"))
+            ModelError::Malformed(format!(
+                "{place}: the response is not a chat completion: {e}"
+            ))
         })?;
         if let Some(error) = &response.error {
             return Err(body_error(place, error, None));
         }
-        let choice = response
-            .choices
-            .into_iter()
-            .next()
-            .ok_or_else(|| ModelError::Malformed(format!("{place}: the response has no choices")))?;
+        let choice = response.choices.into_iter().next().ok_or_else(|| {
+            ModelError::Malformed(format!("{place}: the response has no choices"))
+        })?;
         let wire = choice.message;
         let mut message = Message::assistant(wire.content.or(wire.refusal).unwrap_or_default());
-        message.reasoning = wire.reasoning_content.or(wire.reasoning).filter(|r| !r.is_empty());
+        message.reasoning = wire
+            .reasoning_content
+            .or(wire.reasoning)
+            .filter(|r| !r.is_empty());
         message.tool_calls = wire
             .tool_calls
             .into_iter()
@@ -476,7 +486,11 @@ impl StreamDecoder {
             return Ok(());
         }
         let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
-            ModelError::Malformed(format!("{}: a stream chunk is not JSON ({e}): {}", self.place, super::errors::quote(data)))
+            ModelError::Malformed(format!(
+                "{}: a stream chunk is not JSON ({e}): {}",
+                self.place,
+                super::errors::quote(data)
+            ))
         })?;
         if let Some(error) = &chunk.error {
             return Err(body_error(&self.place, error, None));
@@ -490,7 +504,11 @@ impl StreamDecoder {
                 self.content.push_str(&text);
                 env.emit(Event::ContentDelta(&text));
             }
-            if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
+            if let Some(text) = delta
+                .reasoning_content
+                .or(delta.reasoning)
+                .filter(|t| !t.is_empty())
+            {
                 self.reasoning.push_str(&text);
                 env.emit(Event::ReasoningDelta(&text));
             }
@@ -649,7 +667,10 @@ mod client {
         /// `/chat/completions`, e.g. `http://localhost:8000/v1`), without a key.
         pub fn compatible(base_url: impl AsRef<str>, model: impl Into<Arc<str>>) -> Self {
             let codec = Codec::new(model);
-            let url = format!("{}/chat/completions", base_url.as_ref().trim_end_matches('/'));
+            let url = format!(
+                "{}/chat/completions",
+                base_url.as_ref().trim_end_matches('/')
+            );
             OpenAi {
                 name: codec.model.clone(),
                 codec,
@@ -672,7 +693,11 @@ mod client {
 
         /// Sends requests to the API root `base_url` instead.
         pub fn base_url(mut self, base_url: impl AsRef<str>) -> Self {
-            self.url = format!("{}/chat/completions", base_url.as_ref().trim_end_matches('/')).into();
+            self.url = format!(
+                "{}/chat/completions",
+                base_url.as_ref().trim_end_matches('/')
+            )
+            .into();
             self
         }
 
@@ -754,12 +779,13 @@ mod client {
             let mut headers = HeaderMap::new();
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             if let Some(key) = &self.key {
-                let mut value = HeaderValue::try_from(format!("Bearer {}", key.expose())).map_err(|_| {
-                    ModelError::Authentication(format!(
-                        "openai: {}: the API key contains characters not allowed in a header",
-                        self.url
-                    ))
-                })?;
+                let mut value =
+                    HeaderValue::try_from(format!("Bearer {}", key.expose())).map_err(|_| {
+                        ModelError::Authentication(format!(
+                            "openai: {}: the API key contains characters not allowed in a header",
+                            self.url
+                        ))
+                    })?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
             }
@@ -770,7 +796,10 @@ mod client {
             let place = format!("openai: POST {} (model {})", self.url, self.codec.model);
             let secret = self.key.as_ref().map(ApiKey::expose);
             let body = self.codec.encode(&env.messages, &env.tools, self.stream)?;
-            let response = self.transport.post(&place, &self.url, self.headers()?, body, secret).await?;
+            let response = self
+                .transport
+                .post(&place, &self.url, self.headers()?, body, secret)
+                .await?;
             let recorder = self.transport.recorder.as_ref();
             if self.stream {
                 let mut decoder = Codec::stream_decoder(place.clone());

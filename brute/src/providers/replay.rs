@@ -142,7 +142,9 @@ impl Replay {
 
     /// How many responses are left to play.
     pub fn remaining(&self) -> usize {
-        self.entries.len().saturating_sub(self.next.load(Ordering::Relaxed))
+        self.entries
+            .len()
+            .saturating_sub(self.next.load(Ordering::Relaxed))
     }
 
     fn play(&self, env: &Env) -> Result<Completion, ModelError> {
@@ -156,8 +158,12 @@ impl Replay {
         })?;
         let place = format!("replay {}:{}", self.source, entry.line);
         match (&entry.payload, entry.provider) {
-            (Payload::Body(body), Provider::OpenAi) => openai::Codec::decode(body.as_bytes(), &place),
-            (Payload::Body(body), Provider::Anthropic) => anthropic::Codec::decode(body.as_bytes(), &place),
+            (Payload::Body(body), Provider::OpenAi) => {
+                openai::Codec::decode(body.as_bytes(), &place)
+            }
+            (Payload::Body(body), Provider::Anthropic) => {
+                anthropic::Codec::decode(body.as_bytes(), &place)
+            }
             (Payload::Sse(text), Provider::OpenAi) => {
                 let mut decoder = openai::Codec::stream_decoder(place);
                 decoder.feed(text.as_bytes(), env)?;
@@ -177,7 +183,11 @@ fn entry(value: &Value, line: &str, number: usize) -> Result<Entry, String> {
         let provider = match provider.as_str() {
             Some("openai") => Provider::OpenAi,
             Some("anthropic") => Provider::Anthropic,
-            _ => return Err(format!("unknown provider {provider}: expected \"openai\" or \"anthropic\"")),
+            _ => {
+                return Err(format!(
+                    "unknown provider {provider}: expected \"openai\" or \"anthropic\""
+                ));
+            }
         };
         let payload = if let Some(body) = value.get("body") {
             Payload::Body(body.to_string())
@@ -224,7 +234,10 @@ impl fmt::Debug for Replay {
         f.debug_struct("Replay")
             .field("source", &self.source)
             .field("responses", &self.entries.len())
-            .field("played", &self.next.load(Ordering::Relaxed).min(self.entries.len()))
+            .field(
+                "played",
+                &self.next.load(Ordering::Relaxed).min(self.entries.len()),
+            )
             .finish()
     }
 }
@@ -235,7 +248,8 @@ mod tests {
 
     #[test]
     fn bad_lines_name_the_file_and_line() {
-        let err = Replay::from_jsonl("tape.jsonl", "\n{\"choices\":[]}\n{\"x\":1}\n").expect_err("bad line");
+        let err = Replay::from_jsonl("tape.jsonl", "\n{\"choices\":[]}\n{\"x\":1}\n")
+            .expect_err("bad line");
         assert_eq!(
             err.to_string(),
             "tape.jsonl:3: neither an OpenAI chat completion (`choices`) nor an Anthropic message (`\"type\": \"message\"`) nor an envelope (`provider`)"
@@ -252,6 +266,9 @@ mod tests {
         let completion = replay.play(&Env::new()).expect("plays");
         assert_eq!(completion.message.content, "Hello");
         assert_eq!(replay.remaining(), 0);
-        assert!(matches!(replay.play(&Env::new()), Err(ModelError::Rejected(_))));
+        assert!(matches!(
+            replay.play(&Env::new()),
+            Err(ModelError::Rejected(_))
+        ));
     }
 }

@@ -43,16 +43,14 @@ impl SseParser {
         Ok(())
     }
 
-    /// Ends the stream: dispatches a last event that lacked its closing blank line.
+    /// Ends the stream: dispatches a last event whose lines are complete but that
+    /// lacked its closing blank line; a line cut short by the end is dropped (the
+    /// decoders then see a stream that ended early).
     pub(crate) fn finish(
         &mut self,
         mut on_event: impl FnMut(&str, &str) -> Result<(), ModelError>,
     ) -> Result<(), ModelError> {
-        if !self.buffer.is_empty() {
-            let line = std::mem::take(&mut self.buffer);
-            let line = line.strip_suffix(b"\r").unwrap_or(&line);
-            self.line(line, &mut on_event)?;
-        }
+        self.buffer.clear();
         self.line(b"", &mut on_event)
     }
 
@@ -72,9 +70,8 @@ impl SseParser {
             self.event.clear();
             return Ok(());
         }
-        let line = std::str::from_utf8(line).map_err(|e| {
-            ModelError::Malformed(format!("event stream line is not UTF-8: {e}"))
-        })?;
+        let line = std::str::from_utf8(line)
+            .map_err(|e| ModelError::Malformed(format!("event stream line is not UTF-8: {e}")))?;
         if line.starts_with(':') {
             return Ok(());
         }
@@ -126,7 +123,7 @@ mod tests {
 
     #[test]
     fn events_split_anywhere_parse_the_same() {
-        let stream = "event: a\ndata: {\"x\":\"é\"}\n\n: comment\r\ndata: one\r\ndata: two\r\n\r\ndata:[DONE]";
+        let stream = "event: a\ndata: {\"x\":\"é\"}\n\n: comment\r\ndata: one\r\ndata: two\r\n\r\ndata:[DONE]\ndata: {\"cut";
         let whole = parse(&[stream.as_bytes()]);
         assert_eq!(
             whole,
@@ -138,7 +135,11 @@ mod tests {
         );
         let bytes = stream.as_bytes();
         for split in 0..bytes.len() {
-            assert_eq!(parse(&[&bytes[..split], &bytes[split..]]), whole, "split at {split}");
+            assert_eq!(
+                parse(&[&bytes[..split], &bytes[split..]]),
+                whole,
+                "split at {split}"
+            );
         }
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(parse(&singles), whole);
@@ -147,7 +148,9 @@ mod tests {
     #[test]
     fn invalid_utf8_is_malformed() {
         let mut parser = SseParser::default();
-        let err = parser.feed(b"data: \xff\n\n", |_, _| Ok(())).expect_err("not UTF-8");
+        let err = parser
+            .feed(b"data: \xff\n\n", |_, _| Ok(()))
+            .expect_err("not UTF-8");
         assert!(matches!(err, ModelError::Malformed(_)));
     }
 }

@@ -102,16 +102,23 @@ impl Transport {
         }
     }
 
-    fn request_error(&self, place: &str, error: &reqwest::Error, secret: Option<&str>) -> ModelError {
+    fn request_error(
+        &self,
+        place: &str,
+        error: &reqwest::Error,
+        secret: Option<&str>,
+    ) -> ModelError {
         let text = redact(&error_chain(error), secret);
         if error.is_timeout() {
             ModelError::Timeout(self.timeout)
         } else if error.is_connect() {
             ModelError::Connection(format!("{place}: could not connect: {text}"))
-        } else if error.is_decode() {
-            ModelError::Malformed(format!("{place}: {text}"))
-        } else if error.is_body() {
-            ModelError::Connection(format!("{place}: the connection dropped while reading the response: {text}"))
+        } else if error.is_body() || error.is_decode() {
+            // We parse bodies ourselves, so reqwest's decode errors come from reading
+            // the body off the connection (an EOF inside a chunk, a reset).
+            ModelError::Connection(format!(
+                "{place}: the connection dropped while reading the response: {text}"
+            ))
         } else {
             ModelError::Connection(format!("{place}: {text}"))
         }
@@ -160,7 +167,8 @@ impl Recorder {
 
     /// Records the text of an event stream.
     pub(crate) fn sse(&self, provider: &str, text: &[u8]) -> Result<(), ModelError> {
-        let line = serde_json::json!({ "provider": provider, "sse": String::from_utf8_lossy(text) });
+        let line =
+            serde_json::json!({ "provider": provider, "sse": String::from_utf8_lossy(text) });
         self.append(&line)
     }
 
@@ -173,9 +181,6 @@ impl Recorder {
             .append(true)
             .open(&*self.path)
             .and_then(|mut file| file.write_all(text.as_bytes()))
-            .map_err(|e| {
-                ModelError::Rejected(format!("recording to {}: {e}", self.path.display()))
-            })
+            .map_err(|e| ModelError::Rejected(format!("recording to {}: {e}", self.path.display())))
     }
 }
-
