@@ -216,3 +216,26 @@ fn builtin_specs_have_schemas() {
     let status = &todo.parameters["properties"]["todos"]["items"]["properties"]["status"];
     assert!(status.to_string().contains("in_progress"), "{status}");
 }
+
+mod renamed_crate {
+    //! `#[tool(crate = path)]`: the generated code reaches the runtime only through
+    //! the given path.
+    use brute as renamed;
+    use renamed::tools::ToolError;
+
+    /// Echoes its input.
+    #[renamed::tool(crate = renamed)]
+    pub(crate) async fn echo(text: String) -> Result<String, ToolError> {
+        Ok(text)
+    }
+
+    #[tokio::test]
+    async fn a_tool_under_a_renamed_crate_works() {
+        let dir = tempfile::tempdir().unwrap();
+        let cx = super::ToolContext::new(dir.path()).unwrap();
+        let out = super::run(&Echo, &cx, "echo", serde_json::json!({"text": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(out.content, "hi");
+    }
+}

@@ -32,9 +32,20 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             .to_compile_error();
         }
     };
-    match read_args(args).and_then(|options| generate(options, item)) {
+    match read_args(args).and_then(|options| generate(options, item.clone())) {
         Ok(tokens) => tokens,
-        Err(err) => err.to_compile_error(),
+        Err(err) => {
+            // The fn as written (without the parameter attributes only a tool may
+            // carry) beside the error, so that one mistake gives one error.
+            let mut item = item;
+            for input in item.sig.inputs.iter_mut() {
+                if let FnArg::Typed(typed) = input {
+                    typed.attrs.clear();
+                }
+            }
+            let error = err.to_compile_error();
+            quote! { #error #[allow(dead_code)] #item }
+        }
     }
 }
 
