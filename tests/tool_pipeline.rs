@@ -444,3 +444,31 @@ async fn a_stack_without_tool_calls_only_advertises() {
         &again.env.tools[0].parameters
     ));
 }
+
+#[tokio::test]
+async fn secrets_are_redacted_from_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                call(
+                    "ok",
+                    "sleep",
+                    json!({"ms": 1, "label": "token=hunter2-hunter2"}),
+                ),
+                call("err", "fail", json!({"message": "bad hunter2-hunter2"})),
+            ],
+        ),
+        Message::assistant("ok"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path(), redact: ["hunter2-hunter2"] };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0].1, "token=[redacted]");
+    assert_eq!(results[1].1, "Error: tool `fail`: bad [redacted]");
+}

@@ -30,6 +30,7 @@ pub struct ToolContext {
     delegate: DelegateModel,
     network: NetworkPolicy,
     output_dir: PathBuf,
+    secrets: Vec<(String, String)>,
 }
 
 impl ToolContext {
@@ -52,7 +53,36 @@ impl ToolContext {
             delegate: DelegateModel::default(),
             network: NetworkPolicy::default(),
             output_dir: OutputDir::default().resolve(),
+            secrets: secrets_from_env(),
         })
+    }
+
+    /// Adds values to hide from tool outputs, beside the secrets found in the
+    /// environment (see [`ToolContext::redact`]).
+    pub fn with_redactions(mut self, redactions: Redactions) -> Self {
+        self.secrets.extend(
+            redactions
+                .0
+                .into_iter()
+                .map(|value| ("[redacted]".to_string(), value)),
+        );
+        self
+    }
+
+    /// `text` with every secret replaced by a placeholder naming it: the values of
+    /// environment variables whose names say they hold a secret (`*KEY*`, `*TOKEN*`,
+    /// `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, 8 characters or more) and the values
+    /// given to [`ToolContext::with_redactions`]. Tool results pass through it, so a
+    /// command that prints `$OPENAI_API_KEY` does not put the key into the
+    /// conversation or the session log.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (label, value) in &self.secrets {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), label);
+            }
+        }
+        out
     }
 
     /// Sets the handler that answers `question`.
@@ -139,6 +169,51 @@ impl fmt::Debug for ToolContext {
             .field("network", &self.network)
             .field("output_dir", &self.output_dir)
             .finish_non_exhaustive()
+    }
+}
+
+/// Whether an environment variable named `name` holds a secret.
+fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|word| upper.contains(word))
+}
+
+fn secrets_from_env() -> Vec<(String, String)> {
+    let mut secrets: Vec<(String, String)> = std::env::vars()
+        .filter(|(name, value)| is_secret_name(name) && value.len() >= 8)
+        .map(|(name, value)| (format!("[redacted ${name}]"), value))
+        .collect();
+    // Longer values first, so that a secret containing another is hidden whole.
+    secrets.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    secrets
+}
+
+/// Extra values to hide from tool outputs (see [`ToolContext::redact`]).
+///
+/// ```
+/// let redactions = brute::tools::Redactions::from(["db-password-123"]);
+/// # let _ = redactions;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Redactions(Vec<String>);
+
+impl<const N: usize> From<[&str; N]> for Redactions {
+    fn from(values: [&str; N]) -> Self {
+        Redactions(
+            values
+                .iter()
+                .filter(|v| !v.is_empty())
+                .map(|v| v.to_string())
+                .collect(),
+        )
+    }
+}
+
+impl From<Vec<String>> for Redactions {
+    fn from(values: Vec<String>) -> Self {
+        Redactions(values.into_iter().filter(|v| !v.is_empty()).collect())
     }
 }
 
@@ -590,6 +665,20 @@ impl DelegateModel {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn secret_names_and_redaction() {
+        assert!(is_secret_name("OPENAI_API_KEY") && is_secret_name("github_token"));
+        assert!(
+            is_secret_name("DB_PASSWORD") && !is_secret_name("HOME") && !is_secret_name("PATH")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let cx = ToolContext::new(dir.path())
+            .unwrap()
+            .with_redactions(Redactions::from(["s3cr3t-value"]));
+        assert_eq!(cx.redact("key=s3cr3t-value;"), "key=[redacted];");
+        assert_eq!(cx.redact("nothing here"), "nothing here");
+    }
 
     #[tokio::test]
     async fn locks_serialise_and_clean_up() {

@@ -66,8 +66,8 @@ pub use builtin::{
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
 pub use context::{
-    Answers, Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, RootDir,
-    SharedModel, SnapshotStore, Timeouts, ToolContext,
+    Answers, Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler,
+    Redactions, RootDir, SharedModel, SnapshotStore, Timeouts, ToolContext,
 };
 pub use error::{PathError, ToolError};
 pub use pipeline::{

@@ -12,8 +12,8 @@ use futures_util::{FutureExt, StreamExt};
 
 use super::ToolOutput;
 use super::context::{
-    Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, RootDir,
-    Timeouts, ToolContext,
+    Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, Redactions,
+    RootDir, Timeouts, ToolContext,
 };
 use super::error::ToolError;
 use super::set::{Prepared, ToolSet};
@@ -201,7 +201,9 @@ pub fn standard_call_pipeline() -> StandardCallPipeline {
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
 /// - outputs longer than 2,000 lines or 50 KiB are cut, and the full text is saved
-///   in `output_dir`, named in the result.
+///   in `output_dir`, named in the result;
+/// - secrets from the environment (and the values of `redact`) are replaced by
+///   placeholders in every result.
 ///
 /// ```
 /// use brute::{brute_agent, Loop, Message, ScriptedModel, ToolCall};
@@ -259,6 +261,10 @@ pub struct DefaultToolPipeline<A, T> {
     /// Where truncated outputs are saved in full.
     #[middleware(into)]
     output_dir: OutputDir,
+    /// Values to hide from tool results, beside the secrets found in the environment
+    /// (see [`ToolContext::redact`]).
+    #[middleware(into)]
+    redact: Redactions,
     #[middleware(state)]
     shared: OnceLock<Shared>,
 }
@@ -289,7 +295,8 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
             .with_questions(self.questions.clone())
             .with_delegate(self.delegate.clone())
             .with_network(self.network.clone())
-            .with_output_dir(self.output_dir.resolve());
+            .with_output_dir(self.output_dir.resolve())
+            .with_redactions(self.redact.clone());
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
         Ok(self.shared.get_or_init(|| Shared { context, specs }))
@@ -329,13 +336,15 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
                 ))
             }),
         };
-        match result {
-            Ok(output) => (
-                truncate(&output.content, env.truncation, context.output_dir()),
-                false,
-            ),
+        let (text, is_error) = match result {
+            Ok(output) => (output.content, false),
             Err(error) => error_text(&name, &error),
-        }
+        };
+        let text = context.redact(&text);
+        (
+            truncate(&text, env.truncation, context.output_dir()),
+            is_error,
+        )
     }
 }
 
