@@ -603,3 +603,34 @@ async fn tool_schemas_are_serialised_once_per_tool_list() {
         json!({"type": "object"})
     );
 }
+
+#[tokio::test]
+async fn the_retry_layer_waits_the_servers_retry_after_and_the_turn_succeeds() {
+    let server = Server::start(vec![
+        Reply::status(
+            429,
+            &[("retry-after", "0.05")],
+            r#"{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+        ),
+        hello_reply(true),
+    ])
+    .await;
+    let model = model(&server, true);
+    let mut agent = brute_agent! {
+        use brute::Retry { attempts: 3, base_delay: Duration::from_millis(1), jitter: false };
+        run model;
+    };
+    let delays = Arc::new(Mutex::new(Vec::new()));
+    let log = delays.clone();
+    agent.on(EventKind::Retry, move |_env, event| {
+        if let brute::Event::Retry { delay, error, .. } = event {
+            log.lock().unwrap().push((*delay, error.retry_after()));
+        }
+    });
+    let outcome = agent.start("Hello!").await.unwrap();
+    assert_eq!(outcome.text(), Some("Hello! How can I assist you today?"));
+    assert_eq!(outcome.env.messages.len(), 2);
+    let hint = Some(Duration::from_millis(50));
+    assert_eq!(*delays.lock().unwrap(), [(Duration::from_millis(50), hint)]);
+    assert_eq!(server.requests().len(), 2);
+}
