@@ -84,14 +84,16 @@ fn message() -> impl Strategy<Value = Message> {
         role,
         ".*",
         proptest::option::of(".*"),
+        proptest::option::of(".*"),
         prop::collection::vec(call, 0..3),
         proptest::option::of(".*"),
     )
         .prop_map(
-            |(role, content, reasoning, tool_calls, tool_call_id)| Message {
+            |(role, content, reasoning, reasoning_signature, tool_calls, tool_call_id)| Message {
                 role,
                 content,
                 reasoning,
+                reasoning_signature,
                 tool_calls,
                 tool_call_id,
             },

@@ -1,13 +1,16 @@
-//! Compile-time behaviour of `brute_agent!` and `#[derive(Middleware)]`: every ordering
-//! rule, every misuse of the derive and every syntax error is a readable, spanned
-//! compile error (`tests/ui/fail/*.stderr`), and the pass cases compile and run.
+//! Compile-time behaviour of `brute_agent!`, `#[derive(Middleware)]` and `#[tool]`:
+//! every ordering rule, every misuse of the derives and every syntax error is a
+//! readable, spanned compile error (`tests/ui/fail/*.stderr`, `tests/tools_ui/*.stderr`),
+//! and the pass cases compile and run.
 //!
-//! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test ui` only
-//! when a message was meant to change, and read the diff.
+//! One `TestCases` for all of them, so the test crate and its dependencies are built
+//! once. Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test ui`
+//! only when a message was meant to change, and read the diff.
 
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/fail/*.rs");
+    t.compile_fail("tests/tools_ui/*.rs");
     t.pass("tests/ui/pass/*.rs");
 }

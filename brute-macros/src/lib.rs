@@ -6,6 +6,7 @@
 
 mod agent;
 mod derive;
+mod tool;
 
 use proc_macro::TokenStream;
 
@@ -38,6 +39,12 @@ pub fn __brute_pipeline(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Middleware, attributes(middleware))]
 pub fn derive_middleware(input: TokenStream) -> TokenStream {
     debug("derive(Middleware)", derive::expand(input.into())).into()
+}
+
+/// Turns an async fn into a tool. See the documentation of `brute::tool`.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    debug("#[tool]", tool::expand(args.into(), input.into())).into()
 }
 
 /// With `BRUTE_MACROS_DEBUG=1` in the environment of the compiler, prints every

@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::event::{Event, EventHandler, EventHandlers, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, Role};
+use tracing::Instrument;
 
 /// An agent: a middleware stack (usually built by [`brute_agent!`](crate::brute_agent!))
 /// plus the event handlers registered on it.
@@ -133,7 +134,13 @@ impl<S: Handler<Env>> Agent<S> {
         env: &'a mut Env,
     ) -> impl Future<Output = Result<(), Error>> + Send + 'a {
         env.emit(Event::TurnStart);
-        self.stack.call(env)
+        let span = tracing::info_span!(
+            "invoke_agent",
+            otel.kind = "internal",
+            gen_ai.operation.name = "invoke_agent",
+            brute.messages = env.messages.len(),
+        );
+        self.stack.call(env).instrument(span)
     }
 
     #[inline]

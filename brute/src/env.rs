@@ -42,6 +42,9 @@ pub struct Env {
     /// Typed values that middleware leave for each other.
     pub extensions: Extensions,
     events: Option<Arc<EventHandlers>>,
+    checkpoints: Vec<(CheckpointId, Box<dyn Checkpoint>)>,
+    next_checkpoint: u64,
+    history_revision: u64,
 }
 
 impl Env {
@@ -86,7 +89,84 @@ impl Env {
             self.should_exit = Some(reason);
         }
     }
+
+    /// Registers a [`Checkpoint`]: from now on every [`Env::checkpoint`] calls it, until
+    /// [`Env::remove_checkpoint`] with the returned id. `SessionLog` registers its
+    /// writer here on the way in, so that the layers inside it (which it cannot see)
+    /// make the conversation durable as the turn runs.
+    pub fn add_checkpoint(&mut self, checkpoint: impl Checkpoint + 'static) -> CheckpointId {
+        self.next_checkpoint += 1;
+        let id = CheckpointId(self.next_checkpoint);
+        self.checkpoints.push((id, Box::new(checkpoint)));
+        id
+    }
+
+    /// Unregisters the checkpoint `id` and returns it.
+    pub fn remove_checkpoint(&mut self, id: CheckpointId) -> Option<Box<dyn Checkpoint>> {
+        let index = self.checkpoints.iter().position(|(i, _)| *i == id)?;
+        Some(self.checkpoints.remove(index).1)
+    }
+
+    /// Makes the conversation durable: calls every registered [`Checkpoint`] with this
+    /// env. The terminal calls it before and after each model call, and a tool pipeline
+    /// after each tool result, so that every message is on disk before the next model
+    /// call. Costs one branch when nothing is registered.
+    ///
+    /// ```
+    /// use brute::{Checkpoint, Env, Error, Message};
+    ///
+    /// /// Counts the messages it has seen.
+    /// struct Count(usize);
+    /// impl Checkpoint for Count {
+    ///     fn save(&mut self, env: &Env) -> Result<(), Error> {
+    ///         self.0 = env.messages.len();
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let mut env = Env::new();
+    /// let id = env.add_checkpoint(Count(0));
+    /// env.messages.push(Message::user("hi"));
+    /// env.checkpoint()?;
+    /// assert!(env.remove_checkpoint(id).is_some());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn checkpoint(&mut self) -> Result<(), crate::error::Error> {
+        if self.checkpoints.is_empty() {
+            return Ok(());
+        }
+        let mut checkpoints = std::mem::take(&mut self.checkpoints);
+        let result = checkpoints.iter_mut().try_for_each(|(_, c)| c.save(self));
+        // Checkpoints registered by a `save` (none should) are kept after the others.
+        checkpoints.append(&mut self.checkpoints);
+        self.checkpoints = checkpoints;
+        result
+    }
+
+    /// Records that `messages` was rewritten rather than appended to (compaction,
+    /// an edit of an earlier message), so that checkpoints replace what they saved
+    /// instead of appending. A layer that changes or removes messages other than by
+    /// pushing calls this.
+    pub fn history_rewritten(&mut self) {
+        self.history_revision += 1;
+    }
+
+    /// How many times [`Env::history_rewritten`] was called in this turn.
+    pub fn history_revision(&self) -> u64 {
+        self.history_revision
+    }
 }
+
+/// Makes the conversation durable as a turn runs: called by [`Env::checkpoint`]
+/// (see there) with the env as it is. `SessionLog`'s writer is one.
+pub trait Checkpoint: Send + Sync {
+    /// Saves what changed in `env` since the last call.
+    fn save(&mut self, env: &Env) -> Result<(), crate::error::Error>;
+}
+
+/// The id of a registered [`Checkpoint`], for [`Env::remove_checkpoint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CheckpointId(u64);
 
 impl fmt::Debug for Env {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

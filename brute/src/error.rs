@@ -27,6 +27,9 @@ pub enum Error {
     /// (for example `MaxIterations` in error mode).
     #[error("the turn was stopped: {0}")]
     Stopped(ExitReason),
+    /// The session file could not be loaded, locked or written (`SessionLog`).
+    #[error(transparent)]
+    Session(#[from] crate::middleware::SessionError),
     /// Any other failure, for middleware of your own.
     #[error(transparent)]
     Other(BoxError),

@@ -109,28 +109,79 @@ mod env;
 mod error;
 mod event;
 mod handler;
+#[cfg(feature = "http")]
+pub(crate) mod http;
 pub mod kind;
 mod message;
 mod middleware;
 mod model;
+pub mod providers;
 mod scripted;
 pub mod stack;
 mod tool;
+#[cfg(feature = "tools")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tools")))]
+pub mod tools;
 
 #[doc(hidden)]
 pub mod __private;
 
 pub use agent::{Agent, BoxAgent, BoxStack, Outcome, StopReason};
-pub use env::{Env, ExitReason, Extensions};
+pub use env::{Checkpoint, CheckpointId, Env, ExitReason, Extensions};
 pub use error::{BoxError, Error, ModelError};
 pub use event::{Event, EventHandler, EventKind};
 pub use handler::{Handler, HandlerFn, handler_fn};
 pub use message::{Message, Role, ToolCall};
 pub use middleware::*;
 pub use model::{Completion, FnTerminal, Model, Reply, Terminal, Usage, add_usage};
+pub use providers::Replay;
+#[cfg(feature = "anthropic")]
+pub use providers::anthropic::Anthropic;
+#[cfg(feature = "openai")]
+pub use providers::openai::OpenAi;
 pub use scripted::ScriptedModel;
 pub use stack::{Kind, Middleware};
 pub use tool::ToolSpec;
+#[cfg(feature = "tools")]
+pub use tools::{DefaultToolPipeline, DefaultToolPipelineOptions, Tool, Tools};
+
+/// Turns an async fn into a [`Tool`]: the fn's doc comment is the description, its
+/// parameters are the arguments (their doc comments describe them in the schema), and
+/// one parameter of reference type receives the [`ToolContext`](tools::ToolContext).
+///
+/// `#[tool] async fn read_lines(..)` generates the unit struct `ReadLines` (the tool)
+/// and `ReadLinesArgs` (deriving `Deserialize` and `JsonSchema`). The fn returns
+/// `Result<T, E>` with `T: Into<ToolOutput>` (`String`, `&str`, `serde_json::Value`)
+/// and `E: Into<ToolError>` (`ToolError`, `String`, `&str`).
+///
+/// Options: `#[tool(name = "..", description = "..", crate = path)]`; attributes on
+/// parameters (`#[serde(default)]`, `#[schemars(..)]`) go to the argument's field.
+///
+/// ```
+/// use brute::tools::{ToolContext, ToolError, ToolSet};
+///
+/// /// Counts the words of a text.
+/// #[brute::tool]
+/// async fn word_count(
+///     /// The text.
+///     text: String,
+///     /// Count only words longer than this (default 0).
+///     #[serde(default)]
+///     longer_than: usize,
+///     cx: &ToolContext,
+/// ) -> Result<String, ToolError> {
+///     let _ = cx.sandbox().root();
+///     Ok(text.split_whitespace().filter(|w| w.len() > longer_than).count().to_string())
+/// }
+///
+/// let mut specs = Vec::new();
+/// WordCount.specs(&mut specs);
+/// assert_eq!(specs[0].name, "word_count");
+/// assert_eq!(specs[0].description, "Counts the words of a text.");
+/// assert_eq!(specs[0].parameters["required"], serde_json::json!(["text"]));
+/// ```
+#[cfg(feature = "tools")]
+pub use brute_macros::tool;
 
 /// Derives [`Middleware`] for a struct holding its inner app and its options.
 ///

@@ -78,6 +78,11 @@ pub struct Message {
     /// The model's visible reasoning, for providers that return it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// What a provider needs to accept the reasoning back on a later call: the
+    /// signature of an Anthropic thinking block. Absent from the JSON form when `None`,
+    /// so sessions without it are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_signature: Option<String>,
     /// Tool calls of an assistant message, in the order the model made them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -93,6 +98,7 @@ impl Message {
             role,
             content: content.into(),
             reasoning: None,
+            reasoning_signature: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
         }

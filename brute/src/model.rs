@@ -3,6 +3,7 @@
 use std::future::Future;
 
 use serde::{Deserialize, Serialize};
+use tracing::{Instrument, Span};
 
 use crate::env::Env;
 use crate::error::Error;
@@ -129,10 +130,15 @@ impl<M> Terminal<M> {
 
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        before_call(env);
-        let Completion { message, usage } = self.model.complete(env).await?;
-        after_call(env, message, usage);
-        Ok(())
+        let span = call_span(self.model.name(), env);
+        let record = span.clone();
+        async {
+            before_call(env)?;
+            let Completion { message, usage } = self.model.complete(env).await?;
+            after_call(env, message, usage, &record)
+        }
+        .instrument(span)
+        .await
     }
 }
 
@@ -158,40 +164,95 @@ where
     R: Reply,
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        before_call(env);
-        let (message, usage) = (self.f)(env).await?.into_parts();
-        after_call(env, message, usage);
-        Ok(())
+        let span = call_span("closure", env);
+        let record = span.clone();
+        async {
+            before_call(env)?;
+            let (message, usage) = (self.f)(env).await?.into_parts();
+            after_call(env, message, usage, &record)
+        }
+        .instrument(span)
+        .await
     }
 }
 
-/// What every terminal does before the model call.
+/// One span per model call, named after the OpenTelemetry GenAI conventions. A
+/// disabled span evaluates no field and allocates nothing.
 #[inline]
-fn before_call(env: &Env) {
+fn call_span(model: &str, env: &Env) -> Span {
+    let span = tracing::info_span!(
+        "chat",
+        otel.name = tracing::field::Empty,
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.request.model = model,
+        brute.iteration = env.iteration,
+        brute.messages = env.messages.len(),
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("chat {model}"));
+    }
+    span
+}
+
+/// What every terminal does before the model call: make everything so far durable
+/// (see [`Env::checkpoint`]) and report the request.
+#[inline]
+fn before_call(env: &mut Env) -> Result<(), Error> {
+    env.checkpoint()?;
     env.emit(Event::ModelRequest {
         messages: env.messages.len(),
         tools: env.tools.len(),
     });
+    Ok(())
 }
 
 /// What every terminal does with the model's answer: count usage, append the message,
-/// report it.
+/// make it durable before any tool runs, report it.
 #[inline]
-fn after_call(env: &mut Env, message: Message, usage: Option<Usage>) {
+fn after_call(
+    env: &mut Env,
+    message: Message,
+    usage: Option<Usage>,
+    span: &Span,
+) -> Result<(), Error> {
     if let Some(usage) = &usage {
         add_usage(env, usage);
         env.extensions.insert(crate::compaction::ReportedUsage {
             prompt_messages: env.messages.len(),
             tokens: usize::try_from(usage.input_tokens + usage.output_tokens).unwrap_or(usize::MAX),
         });
+        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    }
+    if capture_content() {
+        tracing::debug!(
+            gen_ai.output.content = %message.content,
+            gen_ai.output.tool_calls = message.tool_calls.len(),
+            "gen_ai.choice"
+        );
     }
     env.messages.push(message);
+    env.checkpoint()?;
     if let Some(message) = env.messages.last() {
         env.emit(Event::ModelResponse {
             message,
             usage: usage.as_ref(),
         });
     }
+    Ok(())
+}
+
+/// Whether traces may carry message content: off unless the OpenTelemetry variable
+/// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`. Read once.
+pub(crate) fn capture_content() -> bool {
+    static CAPTURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAPTURE.get_or_init(|| {
+        std::env::var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+            .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+    })
 }
 
 /// Adds one call's usage to the running totals in `env.metadata["usage"]`.

@@ -27,8 +27,7 @@ mod strategies;
 mod tokens;
 
 pub use pipeline::{
-    Compactor, DefaultCompactionPipeline, DefaultCompactionPipelineOptions, HistoryRewritten,
-    Trigger,
+    Compactor, DefaultCompactionPipeline, DefaultCompactionPipelineOptions, Trigger,
 };
 pub use strategies::{
     SUMMARY_PROMPT, SlidingWindow, SlidingWindowOptions, Strategy, Summarize, Summary, ToolResults,

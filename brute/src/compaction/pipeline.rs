@@ -156,11 +156,6 @@ impl<M: Model> Model for Borrowed<'_, M> {
     }
 }
 
-/// Marks an env whose history was rewritten (compacted) rather than appended to, so
-/// that a session log replaces its file instead of appending.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HistoryRewritten;
-
 impl<A, C, M> Handler<Env> for DefaultCompactionPipeline<A, C, M>
 where
     A: Handler<Env>,
@@ -212,7 +207,8 @@ where
             .reset(estimates, &env.messages);
         if !removed.is_empty() {
             env.extensions.remove::<ReportedUsage>();
-            env.extensions.insert(HistoryRewritten);
+            // A session log replaces its file rather than appending (atomically).
+            env.history_rewritten();
             let strategy = applied.join("+");
             env.emit(Event::Compacted {
                 strategy: &strategy,

@@ -4,6 +4,7 @@ use crate::env::{Env, ExitReason};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Message;
+use tracing::Instrument;
 
 /// What `MaxIterations` does when the limit is reached.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,7 +55,19 @@ pub struct MaxIterations<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
-    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        let span = tracing::info_span!(
+            "brute.max_iterations",
+            brute.layer = "MaxIterations",
+            brute.iteration = env.iteration,
+            brute.max_iterations = self.max,
+        );
+        self.guard(env).instrument(span)
+    }
+}
+
+impl<A: Handler<Env>> MaxIterations<A> {
+    async fn guard(&self, env: &mut Env) -> Result<(), Error> {
         if env.iteration > self.max {
             let reason = ExitReason::MaxIterations { max: self.max };
             if self.mode == LimitMode::Error {

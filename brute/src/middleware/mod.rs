@@ -1,9 +1,15 @@
 //! The built-in turn middleware.
 
 mod max_iterations;
+mod retry;
+mod session_log;
 mod system_prompt;
 mod turn_loop;
 
 pub use max_iterations::{LimitMode, MaxIterations, MaxIterationsOptions};
+pub use retry::{Retry, RetryOptions};
+pub use session_log::{
+    INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionLogOptions,
+};
 pub use system_prompt::{DEFAULT_PROMPT, Prompt, SystemPrompt, SystemPromptOptions};
 pub use turn_loop::Loop;

@@ -7,6 +7,7 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
+use tracing::Instrument;
 
 /// The text of a system prompt, or a builder that writes it from the env (model name,
 /// working directory, date, custom rules in `metadata`).
@@ -96,13 +97,21 @@ pub struct SystemPrompt<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for SystemPrompt<A> {
-    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        let span = tracing::info_span!(
+            "brute.system_prompt",
+            brute.layer = "SystemPrompt",
+            brute.system_prompt.added = tracing::field::Empty,
+        );
+        let _entered = span.enter();
         if env.messages.first().is_none_or(|m| m.role != Role::System) {
             let text = self.prompt.render(env);
             if !text.is_empty() {
                 env.messages.insert(0, Message::system(text));
+                span.record("brute.system_prompt.added", true);
             }
         }
-        self.app.call(env).await
+        drop(_entered);
+        self.app.call(env).instrument(span)
     }
 }

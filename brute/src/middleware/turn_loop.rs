@@ -28,6 +28,7 @@ pub mod Loop {
     use crate::event::Event;
     use crate::handler::Handler;
     use crate::message::Role;
+    use tracing::Instrument;
 
     /// Re-runs the inner stack while the last message is a tool result: the model
     /// called tools, they ran, and the model must see their results.
@@ -66,26 +67,40 @@ pub mod Loop {
         app: &A,
         env: &mut Env,
         condition: impl Fn(&Env) -> bool,
+        kind: &'static str,
     ) -> Result<(), Error> {
-        loop {
-            env.iteration += 1;
-            env.emit(Event::Iteration { n: env.iteration });
-            app.call(env).await?;
-            if env.should_exit.is_some() || !condition(env) {
-                return Ok(());
+        let span = tracing::info_span!(
+            "brute.loop",
+            brute.layer = kind,
+            brute.iterations = tracing::field::Empty
+        );
+        let record = span.clone();
+        async move {
+            loop {
+                env.iteration += 1;
+                env.emit(Event::Iteration { n: env.iteration });
+                // One span per pass, the parent of every inner layer's span.
+                let pass = tracing::info_span!("brute.iteration", brute.iteration = env.iteration);
+                let result = app.call(env).instrument(pass).await;
+                if result.is_err() || env.should_exit.is_some() || !condition(env) {
+                    record.record("brute.iterations", env.iteration);
+                    return result;
+                }
             }
         }
+        .instrument(span)
+        .await
     }
 
     impl<A: Handler<Env>> Handler<Env> for ToolResult<A> {
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
-            run_loop(&self.app, env, last_is_tool_result)
+            run_loop(&self.app, env, last_is_tool_result, "Loop::ToolResult")
         }
     }
 
     impl<A: Handler<Env>> Handler<Env> for While<A> {
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
-            run_loop(&self.app, env, self.condition)
+            run_loop(&self.app, env, self.condition, "Loop::While")
         }
     }
 }

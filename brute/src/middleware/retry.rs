@@ -1,0 +1,152 @@
+//! `Retry`: tries a failed model call again when the failure is transient.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tracing::Instrument;
+
+use crate::env::Env;
+use crate::error::Error;
+use crate::event::Event;
+use crate::handler::Handler;
+
+/// Retries transient model errors ([`ModelError::is_transient`](crate::ModelError::is_transient):
+/// rate limits, server errors, timeouts, dropped connections) with exponential backoff
+/// and jitter, honouring the server's retry-after hint.
+///
+/// Put it just above `run`, inside the loop and below the tool pipeline, so that only
+/// the model call is repeated. Each retry emits [`Event::Retry`]. Messages that the
+/// layers below it appended during a failed attempt are removed before the next one,
+/// so a retried call never duplicates a message (the terminal itself appends only on
+/// success).
+///
+/// The wait after failed attempt `n` is `base_delay * 2^(n-1)`, at most `max_delay`;
+/// with `jitter` it is drawn between half of that and all of it. A retry-after hint
+/// replaces the computed wait; a hint longer than `max_retry_after` is not waited for:
+/// the error is returned at once.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::Duration;
+/// use brute::{brute_agent, Error, Message, ModelError, Retry};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let calls = AtomicU32::new(0);
+/// let agent = brute_agent! {
+///     use Retry { attempts: 3, base_delay: Duration::from_millis(1) };
+///     run |_env| {
+///         let n = calls.fetch_add(1, Ordering::Relaxed);
+///         async move {
+///             if n == 0 {
+///                 return Err(Error::Model(ModelError::Server { status: 503, message: "busy".into() }));
+///             }
+///             Ok(Message::assistant("done"))
+///         }
+///     };
+/// };
+/// let outcome = agent.start("go").await?;
+/// assert_eq!(outcome.text(), Some("done"));
+/// assert_eq!(outcome.env.messages.len(), 2);
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(crate::Middleware, Debug, Clone)]
+#[middleware(crate = crate)]
+pub struct Retry<A> {
+    app: A,
+    /// Attempts in all, the first included; `1` never retries.
+    #[middleware(default = 4)]
+    attempts: u32,
+    /// The wait after the first failure; it doubles after each further failure.
+    #[middleware(default = Duration::from_secs(1))]
+    base_delay: Duration,
+    /// The longest computed wait between two attempts.
+    #[middleware(default = Duration::from_secs(60))]
+    max_delay: Duration,
+    /// Draw each computed wait between half of it and all of it, so that clients that
+    /// failed together do not retry together.
+    #[middleware(default = true)]
+    jitter: bool,
+    /// The longest retry-after hint waited for; a longer one fails at once.
+    #[middleware(default = Duration::from_secs(300))]
+    max_retry_after: Duration,
+}
+
+impl<A> Retry<A> {
+    /// The wait after failed attempt `attempt` (1 for the first) without a hint.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 1u32
+            .checked_shl(attempt.saturating_sub(1))
+            .unwrap_or(u32::MAX);
+        let delay = self.base_delay.saturating_mul(factor).min(self.max_delay);
+        if !self.jitter {
+            return delay;
+        }
+        let half = delay / 2;
+        let spread = u64::try_from((delay - half).as_nanos()).unwrap_or(u64::MAX);
+        half + Duration::from_nanos(random() % spread.saturating_add(1))
+    }
+}
+
+/// A cheap pseudo-random number (splitmix64 over the clock and a counter): jitter
+/// needs spread, not quality.
+fn random() -> u64 {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let clock = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64 ^ d.as_secs());
+    let mut z = STATE
+        .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+        .wrapping_add(clock);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl<A: Handler<Env>> Handler<Env> for Retry<A> {
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        let span = tracing::info_span!(
+            "brute.retry",
+            brute.layer = "Retry",
+            brute.retry.attempts = tracing::field::Empty,
+        );
+        let record = span.clone();
+        async move {
+            let mut attempt = 1;
+            loop {
+                let before = env.messages.len();
+                let error = match self.app.call(env).await {
+                    Err(Error::Model(error)) if error.is_transient() && attempt < self.attempts => {
+                        error
+                    }
+                    other => {
+                        record.record("brute.retry.attempts", attempt);
+                        return other;
+                    }
+                };
+                let delay = match error.retry_after() {
+                    Some(hint) if hint > self.max_retry_after => {
+                        record.record("brute.retry.attempts", attempt);
+                        return Err(Error::Model(error));
+                    }
+                    Some(hint) => hint,
+                    None => self.backoff(attempt),
+                };
+                env.messages.truncate(before);
+                tracing::warn!(
+                    brute.retry.attempt = attempt,
+                    brute.retry.delay_ms = delay.as_millis() as u64,
+                    error.message = %error,
+                    "model call failed, retrying"
+                );
+                env.emit(Event::Retry {
+                    attempt,
+                    delay,
+                    error: &error,
+                });
+                tokio::time::sleep(delay).await;
+                attempt += 1;
+            }
+        }
+        .instrument(span)
+    }
+}

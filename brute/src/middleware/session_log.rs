@@ -1,0 +1,621 @@
+//! `SessionLog`: the session as a JSONL file, one message per line, durable as the
+//! turn runs.
+//!
+//! The format is [`Message`]'s serde form, one message per line, exactly as the Ruby
+//! original wrote it. What the middleware guarantees:
+//!
+//! - **Way in**: the file's messages are put before the turn's (after any leading
+//!   system message the caller prepared), so the turn continues the conversation.
+//! - **Durable as the turn runs**: `SessionLog` registers a [`Checkpoint`] in the env;
+//!   the terminal calls [`Env::checkpoint`] before and after every model call (and a
+//!   tool pipeline after every tool result), so every message is on disk before the
+//!   next model call. New messages are appended (O(1) in the history length) and the
+//!   file is fsynced once per checkpoint.
+//! - **Rewrites are atomic**: when the history was rewritten (a layer called
+//!   [`Env::history_rewritten`], or the saved messages no longer match), the file is
+//!   replaced: temp file in the same directory, fsync, rename, fsync of the directory.
+//! - **Crash repair**: a tool call left without its result by a crash gets a synthetic
+//!   error result when the file is loaded, and the repair is written back.
+//! - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
+//!   and the line; the file is left untouched.
+//! - **One writer**: the session is locked (an OS lock on `<path>.lock`) for the whole
+//!   turn; a second writer gets [`SessionError::Locked`].
+//!
+//! `system` messages are never written: `SystemPrompt` adds them each turn.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tracing::Instrument;
+
+use crate::env::{Checkpoint, Env};
+use crate::error::Error;
+use crate::handler::Handler;
+use crate::message::{Message, Role};
+
+/// What went wrong with a session file. Every variant names the file; line errors
+/// name the line (1 for the first).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Another writer holds the session's lock.
+    #[error(
+        "session {} is locked: another process or turn is writing it (lock file {})",
+        path.display(),
+        lock.display()
+    )]
+    Locked {
+        /// The session file.
+        path: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+    },
+    /// A line is not valid UTF-8. The file was left untouched.
+    #[error(
+        "{}:{line}: not valid UTF-8 (column {column}); the session file was left untouched",
+        path.display()
+    )]
+    NotUtf8 {
+        /// The session file.
+        path: PathBuf,
+        /// The line, 1 for the first.
+        line: usize,
+        /// The byte column of the first invalid byte, 1 for the first.
+        column: usize,
+    },
+    /// A line is not a message. The file was left untouched.
+    #[error(
+        "{}:{line}: not a message: {source}{}; the session file was left untouched",
+        path.display(),
+        if *unterminated { " (the last line has no newline: a crash during a write leaves this, delete the line to continue)" } else { "" }
+    )]
+    Corrupt {
+        /// The session file.
+        path: PathBuf,
+        /// The line, 1 for the first.
+        line: usize,
+        /// Whether this is the last line and has no trailing newline.
+        unterminated: bool,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Reading, writing, locking or replacing the file failed.
+    #[error("session {}: cannot {action}: {source}", path.display())]
+    Io {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_error<'a>(
+    path: &'a Path,
+    action: &'static str,
+) -> impl FnOnce(io::Error) -> SessionError + 'a {
+    move |source| SessionError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// An open, locked session file: load it with [`SessionFile::open`], then
+/// [`append`](SessionFile::append) or [`rewrite`](SessionFile::rewrite). This is what
+/// `SessionLog` uses; use it directly to inspect or prepare sessions.
+///
+/// ```
+/// use brute::{Message, SessionFile};
+///
+/// let dir = std::env::temp_dir().join(format!("brute-doc-{}", std::process::id()));
+/// let path = dir.join("chat.jsonl");
+/// let (mut file, history) = SessionFile::open(&path)?;
+/// assert!(history.is_empty());
+/// file.append(&[Message::user("hi"), Message::assistant("hello")])?;
+/// drop(file); // releases the lock
+/// assert_eq!(SessionFile::read(&path)?.len(), 2);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::SessionError>(())
+/// ```
+#[derive(Debug)]
+pub struct SessionFile {
+    path: PathBuf,
+    file: File,
+    /// Held for the life of the value: the OS lock is released when it closes.
+    _lock: File,
+    /// The file's length, to undo a partial append.
+    len: u64,
+    buf: Vec<u8>,
+    sync: bool,
+}
+
+/// What [`SessionFile::read_parsed`] found.
+struct Parsed {
+    messages: Vec<Message>,
+    /// The file is non-empty and does not end with a newline.
+    needs_newline: bool,
+    len: u64,
+}
+
+impl SessionFile {
+    /// Reads the messages of the session at `path` without locking or repairing it.
+    /// A missing file is an empty session.
+    pub fn read(path: impl AsRef<Path>) -> Result<Vec<Message>, SessionError> {
+        Self::read_parsed(path.as_ref()).map(|p| p.messages)
+    }
+
+    fn read_parsed(path: &Path) -> Result<Parsed, SessionError> {
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_error(path, "read the file")(e)),
+        };
+        let needs_newline = bytes.last().is_some_and(|b| *b != b'\n');
+        let mut messages = Vec::with_capacity(bytes.len() / 128 + 1);
+        let mut lines = bytes.split(|b| *b == b'\n').peekable();
+        let mut number = 0;
+        while let Some(line) = lines.next() {
+            number += 1;
+            let text = std::str::from_utf8(line).map_err(|e| SessionError::NotUtf8 {
+                path: path.to_path_buf(),
+                line: number,
+                column: e.valid_up_to() + 1,
+            })?;
+            if text.trim().is_empty() {
+                continue;
+            }
+            let message = serde_json::from_str(text).map_err(|source| SessionError::Corrupt {
+                path: path.to_path_buf(),
+                line: number,
+                unterminated: lines.peek().is_none(),
+                source,
+            })?;
+            messages.push(message);
+        }
+        Ok(Parsed {
+            messages,
+            needs_newline,
+            len: bytes.len() as u64,
+        })
+    }
+
+    /// Locks the session at `path`, loads it, repairs tool calls a crash left without
+    /// a result (writing the repair back), and opens it for appending. Creates missing
+    /// parent directories; a missing file is an empty session. Appends are fsynced.
+    ///
+    /// On any error the session file is left as it was.
+    pub fn open(path: impl AsRef<Path>) -> Result<(SessionFile, Vec<Message>), SessionError> {
+        Self::open_with(path.as_ref(), true)
+    }
+
+    /// [`SessionFile::open`], choosing whether appends are fsynced (`sync`) or only
+    /// written to the OS (which survives a crash of the process but not of the machine).
+    pub fn open_with(path: &Path, sync: bool) -> Result<(SessionFile, Vec<Message>), SessionError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
+        }
+        let lock_path = lock_path(path);
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io_error(&lock_path, "open the lock file"))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(SessionError::Locked {
+                    path: path.to_path_buf(),
+                    lock: lock_path,
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(io_error(&lock_path, "lock the session")(e));
+            }
+        }
+
+        let Parsed {
+            mut messages,
+            needs_newline,
+            len,
+        } = Self::read_parsed(path)?;
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(io_error(path, "open the file for appending"))?;
+        let mut session = SessionFile {
+            path: path.to_path_buf(),
+            file,
+            _lock: lock,
+            len,
+            buf: Vec::new(),
+            sync,
+        };
+        if needs_newline {
+            session.write_buf(b"\n")?;
+        }
+        match repair(&mut messages) {
+            Repair::None => {}
+            Repair::Appended(n) => session.append(&messages[messages.len() - n..])?,
+            Repair::Inserted => session.rewrite(&messages)?,
+        }
+        Ok((session, messages))
+    }
+
+    /// The session file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `messages` (system messages are skipped), one line each, in one write,
+    /// then fsyncs. If the write fails, the file is truncated back to what it was.
+    pub fn append<'a>(
+        &mut self,
+        messages: impl IntoIterator<Item = &'a Message>,
+    ) -> Result<(), SessionError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        for message in messages.into_iter().filter(|m| m.role != Role::System) {
+            serialize(&mut buf, message, &self.path)?;
+        }
+        let result = if buf.is_empty() {
+            Ok(())
+        } else {
+            self.write_buf(&buf)
+        };
+        self.buf = buf;
+        result
+    }
+
+    fn write_buf(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        let written = self.file.write_all(bytes).and_then(|()| {
+            if self.sync {
+                self.file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
+        match written {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Undo a partial line, so that the next append does not glue onto it.
+                let _ = self.file.set_len(self.len);
+                Err(io_error(&self.path, "append to the file")(e))
+            }
+        }
+    }
+
+    /// Replaces the whole file with `messages` (system messages are skipped),
+    /// atomically: a temp file in the same directory is written and fsynced, renamed
+    /// over the session, and the directory is fsynced. A reader sees the old file or
+    /// the new one, never a mix, and a crash leaves one of the two.
+    pub fn rewrite<'a>(
+        &mut self,
+        messages: impl IntoIterator<Item = &'a Message>,
+    ) -> Result<(), SessionError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        for message in messages.into_iter().filter(|m| m.role != Role::System) {
+            serialize(&mut buf, message, &self.path)?;
+        }
+        let result = (|| {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .map_err(io_error(&tmp, "create the temp file"))?;
+            file.write_all(&buf)
+                .map_err(io_error(&tmp, "write the temp file"))?;
+            file.sync_all()
+                .map_err(io_error(&tmp, "fsync the temp file"))?;
+            drop(file);
+            fs::rename(&tmp, &self.path).map_err(io_error(&self.path, "replace the file"))?;
+            // Make the rename durable. Opening a directory fails on some platforms;
+            // the rename itself has happened by then.
+            if let Ok(d) = File::open(&dir) {
+                d.sync_all()
+                    .map_err(io_error(&dir, "fsync the directory"))?;
+            }
+            let file = OpenOptions::new()
+                .append(true)
+                .open(&self.path)
+                .map_err(io_error(&self.path, "open the file for appending"))?;
+            Ok(file)
+        })();
+        match result {
+            Ok(file) => {
+                self.file = file;
+                self.len = buf.len() as u64;
+                self.buf = buf;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                self.buf = buf;
+                Err(e)
+            }
+        }
+    }
+}
+
+fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), SessionError> {
+    serde_json::to_writer(&mut *buf, message)
+        .map_err(|e| io_error(path, "serialise a message")(io::Error::other(e)))?;
+    buf.push(b'\n');
+    Ok(())
+}
+
+/// `<path>.lock`: the lock lives beside the session, not on it, because an atomic
+/// rewrite replaces the session file (and a lock on the old file would not hold).
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+/// The content of the synthetic result given to a tool call that has none.
+pub const INTERRUPTED_TOOL_CALL: &str = "error: this tool call was interrupted before it returned a result (the session was restored after the agent stopped); its effect is unknown, check before retrying";
+
+enum Repair {
+    None,
+    /// This many synthetic results were added at the end.
+    Appended(usize),
+    /// Synthetic results were inserted before the end.
+    Inserted,
+}
+
+/// Gives every tool call without a result a synthetic error result, placed after the
+/// results its assistant message has.
+fn repair(messages: &mut Vec<Message>) -> Repair {
+    let mut inserts: Vec<(usize, Vec<Message>)> = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        if !messages[i].has_tool_calls() {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        while end < messages.len() && messages[end].role == Role::Tool {
+            end += 1;
+        }
+        let answered = &messages[i + 1..end];
+        let missing: Vec<Message> = messages[i]
+            .tool_calls
+            .iter()
+            .filter(|call| {
+                !answered
+                    .iter()
+                    .any(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
+            })
+            .map(|call| Message::tool_result(call.id.clone(), INTERRUPTED_TOOL_CALL))
+            .collect();
+        if !missing.is_empty() {
+            inserts.push((end, missing));
+        }
+        i = end;
+    }
+    if inserts.is_empty() {
+        return Repair::None;
+    }
+    let at_end = inserts.len() == 1 && inserts[0].0 == messages.len();
+    let mut added = 0;
+    for (at, synthetic) in inserts.into_iter().rev() {
+        added += synthetic.len();
+        messages.splice(at..at, synthetic);
+    }
+    if at_end {
+        Repair::Appended(added)
+    } else {
+        Repair::Inserted
+    }
+}
+
+/// The writer `SessionLog` leaves in the env for one turn: appends what is new at each
+/// checkpoint, and replaces the file when the history was rewritten.
+struct Writer {
+    file: SessionFile,
+    /// `env.messages[..cursor]` was handled (written, or a skipped system message).
+    cursor: usize,
+    /// Leading system messages at the last save: `SystemPrompt` inserts one at the
+    /// front after the history was loaded, which shifts every index by one.
+    lead: usize,
+    /// The last message written and its index, to notice an edit.
+    last: Option<(usize, Message)>,
+    revision: u64,
+}
+
+fn leading_system(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .take_while(|m| m.role == Role::System)
+        .count()
+}
+
+impl Writer {
+    fn new(file: SessionFile, env: &Env, loaded: usize) -> Self {
+        let lead = leading_system(&env.messages);
+        let cursor = lead + loaded;
+        let last = env.messages[..cursor]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.role != Role::System)
+            .map(|(i, m)| (i, m.clone()));
+        Writer {
+            file,
+            cursor,
+            lead,
+            last,
+            revision: env.history_revision(),
+        }
+    }
+
+    fn rewrite(&mut self, env: &Env) -> Result<(), SessionError> {
+        self.file.rewrite(&env.messages)?;
+        self.mark(env);
+        Ok(())
+    }
+
+    fn mark(&mut self, env: &Env) {
+        self.cursor = env.messages.len();
+        self.lead = leading_system(&env.messages);
+        self.revision = env.history_revision();
+        self.last = env
+            .messages
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.role != Role::System)
+            .map(|(i, m)| (i, m.clone()));
+    }
+}
+
+impl Checkpoint for Writer {
+    fn save(&mut self, env: &Env) -> Result<(), Error> {
+        let messages = &env.messages;
+        if env.history_revision() != self.revision {
+            return Ok(self.rewrite(env)?);
+        }
+        // Re-base the saved indices on the current number of leading system messages.
+        let lead = leading_system(messages);
+        let rebase = |i: usize| (i + lead).checked_sub(self.lead);
+        let Some(cursor) = rebase(self.cursor).filter(|c| *c <= messages.len()) else {
+            return Ok(self.rewrite(env)?);
+        };
+        let last_index = match &self.last {
+            None => None,
+            Some((i, saved)) => match rebase(*i) {
+                Some(i) if messages.get(i) == Some(saved) => Some(i),
+                // What was written is no longer what the env holds: an edit.
+                _ => return Ok(self.rewrite(env)?),
+            },
+        };
+        let new = &messages[cursor..];
+        if !new.is_empty() {
+            self.file.append(new)?;
+        }
+        self.cursor = messages.len();
+        self.lead = lead;
+        match new
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.role != Role::System)
+        {
+            Some((j, m)) => self.last = Some((cursor + j, m.clone())),
+            None => {
+                if let (Some(i), Some((saved, _))) = (last_index, &mut self.last) {
+                    *saved = i;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Keeps the conversation in a JSONL session file: loads it on the way in, and makes
+/// every message of the turn durable as the turn runs (see the [module
+/// docs](self) for the guarantees).
+///
+/// Sits outside every loop and every compaction layer, at most once per stack
+/// (checked at compile time: it provides [`kind::SessionLog`](crate::kind::SessionLog)).
+///
+/// ```
+/// use brute::{brute_agent, Loop, MaxIterations, Message, ScriptedModel, SessionLog, SystemPrompt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let dir = tempfile_dir();
+/// let path = dir.join("chats/nathan.jsonl");
+/// let model = ScriptedModel::from_fn(|env| {
+///     let named = env.messages.iter().any(|m| m.content == "My name is Nathan.");
+///     Message::assistant(if named { "Nathan." } else { "I don't know." })
+/// });
+/// let agent = brute_agent! {
+///     use SessionLog { path: path.clone() };
+///     use SystemPrompt { prompt: "You are terse." };
+///     run model;
+/// };
+/// agent.start("My name is Nathan.").await?;
+/// let outcome = agent.start("What's my name?").await?;
+/// assert_eq!(outcome.text(), Some("Nathan."));
+/// // Four lines: two turns of user + assistant; the system message is not saved.
+/// assert_eq!(std::fs::read_to_string(&path)?.lines().count(), 4);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// # fn tempfile_dir() -> std::path::PathBuf {
+/// #     let d = std::env::temp_dir().join(format!("brute-doc-sl-{}", std::process::id()));
+/// #     std::fs::remove_dir_all(&d).ok();
+/// #     d
+/// # }
+/// ```
+#[derive(crate::Middleware, Debug, Clone)]
+#[middleware(crate = crate, provides = crate::kind::SessionLog)]
+pub struct SessionLog<A> {
+    app: A,
+    /// The session file. Missing parent directories are created.
+    #[middleware(into, default = "session.jsonl")]
+    path: PathBuf,
+    /// fsync the file at each checkpoint (the default). `false` only writes to the OS:
+    /// the session then survives a crash of the process but not of the machine.
+    #[middleware(default = true)]
+    sync: bool,
+}
+
+impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        let span = tracing::info_span!(
+            "brute.session_log",
+            brute.layer = "SessionLog",
+            brute.session.path = %self.path.display(),
+            brute.session.loaded = tracing::field::Empty,
+        );
+        let record = span.clone();
+        async move {
+            let (file, loaded) = SessionFile::open_with(&self.path, self.sync)?;
+            record.record("brute.session.loaded", loaded.len());
+            let lead = leading_system(&env.messages);
+            let count = loaded.len();
+            env.messages.splice(lead..lead, loaded);
+            let writer = Writer::new(file, env, count);
+            let id = env.add_checkpoint(writer);
+            // The prompt (and anything the caller prepared) is durable before the turn runs.
+            let result = match env.checkpoint() {
+                Ok(()) => self.app.call(env).await,
+                Err(e) => Err(e),
+            };
+            let saved = env.checkpoint();
+            drop(env.remove_checkpoint(id));
+            result.and(saved)
+        }
+        .instrument(span)
+    }
+}

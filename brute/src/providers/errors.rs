@@ -1,0 +1,248 @@
+//! Mapping HTTP failures and provider error bodies to [`ModelError`], and keeping
+//! secrets out of every message.
+
+#[cfg(any(feature = "http", test))]
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::ModelError;
+
+/// How many bytes of an error body an error message quotes at most.
+const QUOTE_LIMIT: usize = 500;
+
+/// The error for an HTTP response with a failure status.
+///
+/// `place` names where it came from (`openai: POST http://../chat/completions`),
+/// `body` is the response body, `secret` the API key to scrub from it.
+#[cfg(any(feature = "http", test))]
+pub(crate) fn status_error(
+    place: &str,
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &str,
+    secret: Option<&str>,
+) -> ModelError {
+    let (kind, code, message) = error_fields(body);
+    let message = redact(&message, secret);
+    let described = format!("{place}: HTTP {status}: {message}");
+    match status {
+        401 | 403 => ModelError::Authentication(described),
+        429 => ModelError::RateLimited { retry_after },
+        413 => ModelError::ContextTooLong(described),
+        400 | 422 if is_context_too_long(kind.as_deref(), code.as_deref(), &message) => {
+            ModelError::ContextTooLong(described)
+        }
+        408 | 500..=599 => ModelError::Server {
+            status,
+            message: format!("{place}: {message}"),
+        },
+        _ => ModelError::Rejected(described),
+    }
+}
+
+/// The error for an `error` object inside a 200 response or an event stream.
+pub(crate) fn body_error(place: &str, error: &Value, secret: Option<&str>) -> ModelError {
+    let kind = error.get("type").and_then(Value::as_str);
+    let code = error.get("code").and_then(code_str);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| error.to_string(), str::to_owned);
+    let message = redact(&message, secret);
+    let status = error.get("code").and_then(Value::as_u64).unwrap_or(0) as u16;
+    match (kind, status) {
+        (Some("authentication_error" | "permission_error"), _) | (_, 401 | 403) => {
+            ModelError::Authentication(format!("{place}: {message}"))
+        }
+        (Some("rate_limit_error"), _) | (_, 429) => ModelError::RateLimited { retry_after: None },
+        (Some("overloaded_error"), _) => ModelError::Server {
+            status: 529,
+            message: format!("{place}: {message}"),
+        },
+        (Some("api_error" | "server_error"), _) => ModelError::Server {
+            status: 500,
+            message: format!("{place}: {message}"),
+        },
+        (_, 500..=599) => ModelError::Server {
+            status,
+            message: format!("{place}: {message}"),
+        },
+        _ if is_context_too_long(kind, code.as_deref(), &message) => {
+            ModelError::ContextTooLong(format!("{place}: {message}"))
+        }
+        _ => ModelError::Rejected(format!("{place}: {message}")),
+    }
+}
+
+fn code_str(code: &Value) -> Option<String> {
+    match code {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// `(type, code, message)` of an OpenAI (`{"error":{"message","type","code"}}`) or
+/// Anthropic (`{"type":"error","error":{"type","message"}}`) error body; the quoted
+/// body itself when it is neither.
+#[cfg(any(feature = "http", test))]
+fn error_fields(body: &str) -> (Option<String>, Option<String>, String) {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    if let Some(error) = parsed.as_ref().and_then(|v| v.get("error")) {
+        if let Some(message) = error.get("message").and_then(Value::as_str) {
+            let kind = error.get("type").and_then(Value::as_str).map(str::to_owned);
+            let code = error.get("code").and_then(code_str);
+            return (kind, code, message.to_owned());
+        }
+        if let Some(message) = error.as_str() {
+            return (None, None, message.to_owned());
+        }
+    }
+    (None, None, quote(body))
+}
+
+fn is_context_too_long(kind: Option<&str>, code: Option<&str>, message: &str) -> bool {
+    if matches!(
+        code,
+        Some("context_length_exceeded" | "string_above_max_length")
+    ) || kind == Some("request_too_large")
+    {
+        return true;
+    }
+    let lower = message.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "context window",
+        "prompt is too long",
+        "maximum context",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+/// At most [`QUOTE_LIMIT`] bytes of `body`, cut at a character boundary.
+pub(crate) fn quote(body: &str) -> String {
+    let body = body.trim();
+    if body.is_empty() {
+        return "(empty body)".into();
+    }
+    if body.len() <= QUOTE_LIMIT {
+        return body.to_owned();
+    }
+    let mut end = QUOTE_LIMIT;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &body[..end], body.len())
+}
+
+/// `text` with every occurrence of `secret` replaced.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(secret) if !secret.is_empty() && text.contains(secret) => {
+            text.replace(secret, "[redacted]")
+        }
+        _ => text.to_owned(),
+    }
+}
+
+/// The wait a rate-limited response asks for: `retry-after-ms` (milliseconds, OpenAI),
+/// then `retry-after` in seconds or as an HTTP date.
+#[cfg(feature = "http")]
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+    }
+    parse_retry_after(header("retry-after")?, std::time::SystemTime::now())
+}
+
+/// Parses a `retry-after` value: delta seconds (fractions accepted) or an HTTP date.
+#[cfg(feature = "http")]
+pub(crate) fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    if let Ok(seconds) = value.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds).ok();
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_causes() {
+        let openai = r#"{"error":{"message":"Incorrect API key provided: sk-secret","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+        let err = status_error("openai: POST x", 401, None, openai, Some("sk-secret"));
+        assert!(matches!(err, ModelError::Authentication(_)));
+        assert!(!err.to_string().contains("sk-secret"), "{err}");
+
+        let long = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        assert!(matches!(
+            status_error("p", 400, None, long, None),
+            ModelError::ContextTooLong(_)
+        ));
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 200001 tokens > 200000 maximum"}}"#;
+        assert!(matches!(
+            status_error("p", 400, None, anthropic, None),
+            ModelError::ContextTooLong(_)
+        ));
+        let bad = r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: field required"}}"#;
+        let err = status_error("anthropic: POST u", 400, None, bad, None);
+        assert_eq!(
+            err.to_string(),
+            "request rejected: anthropic: POST u: HTTP 400: max_tokens: field required"
+        );
+
+        let limited = status_error("p", 429, Some(Duration::from_secs(2)), "", None);
+        assert_eq!(limited.retry_after(), Some(Duration::from_secs(2)));
+        assert!(matches!(
+            status_error("p", 529, None, "overloaded", None),
+            ModelError::Server { status: 529, .. }
+        ));
+        assert!(matches!(
+            status_error("p", 503, None, "<html>", None),
+            ModelError::Server { status: 503, .. }
+        ));
+    }
+
+    #[test]
+    fn long_bodies_are_cut_at_a_char_boundary() {
+        let body = "é".repeat(400);
+        let quoted = quote(&body);
+        assert!(
+            quoted.len() < 520 && quoted.ends_with("(800 bytes)"),
+            "{quoted}"
+        );
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn retry_after_accepts_seconds_and_dates() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").expect("date");
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after("0.5", now),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("-3", now), None);
+    }
+}

@@ -1,0 +1,491 @@
+//! Filesystem tools: `read`, `write`, `patch`, `remove`, `undo`. All paths are confined
+//! to the context's root.
+
+use std::io::ErrorKind;
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tools::truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation};
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// Extensions of files `read` refuses as binary.
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "tar", "gz",
+    "tgz", "bz2", "xz", "7z", "rar", "jar", "war", "class", "exe", "dll", "so", "dylib", "o", "a",
+    "lib", "bin", "dat", "db", "sqlite", "wasm", "pyc", "mp3", "mp4", "avi", "mov", "mkv", "wav",
+    "flac", "ttf", "otf", "woff", "woff2",
+];
+
+fn is_binary(path: &Path, head: &[u8]) -> bool {
+    let by_extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| BINARY_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
+    by_extension || head[..head.len().min(4096)].contains(&0)
+}
+
+/// Levenshtein distance, for "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn not_found(cx: &ToolContext, path: &Path, raw: &str) -> ToolError {
+    let mut close: Vec<(usize, String)> = Vec::new();
+    if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        && let Ok(entries) = std::fs::read_dir(parent)
+    {
+        for entry in entries.flatten() {
+            let other = entry.file_name().to_string_lossy().to_string();
+            let d = distance(name, &other);
+            if d <= 3 {
+                close.push((d, cx.sandbox().display(&parent.join(&other))));
+            }
+        }
+    }
+    close.sort();
+    let mut message = format!("File not found: {raw}");
+    if !close.is_empty() {
+        let names: Vec<String> = close.into_iter().take(3).map(|(_, n)| n).collect();
+        message.push_str(&format!(". Did you mean: {}?", names.join(", ")));
+    }
+    ToolError::failed(message)
+}
+
+/// Arguments of `read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// The file or directory to read, relative to the project root.
+    pub file_path: String,
+    /// The first line to show, counting from 1 (default 1).
+    #[serde(default)]
+    pub start_line: Option<usize>,
+    /// The last line to show (default: as many as fit, up to 2000 lines).
+    #[serde(default)]
+    pub end_line: Option<usize>,
+}
+
+/// `read`: a file's lines, numbered (`N<tab>line`), or a directory's listing.
+///
+/// At most 2,000 lines and 50 KiB are shown, long lines are cut at 2,000 characters,
+/// and a note says how to continue. Binary files are refused; a missing file gets
+/// suggestions of similar names.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Read;
+
+impl Tool for Read {
+    type Args = ReadArgs;
+
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        "Read a file with numbered lines (or list a directory). Use start_line/end_line for long files."
+    }
+
+    fn truncation(&self) -> Truncation {
+        Truncation::None
+    }
+
+    async fn call(&self, args: ReadArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = args.file_path.as_str();
+        let path = cx.resolve(raw)?;
+        let meta = match tokio::fs::metadata(&path).await {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Err(not_found(cx, &path, raw)),
+            Err(e) => return Err(ToolError::io("cannot read", raw, e)),
+        };
+        if meta.is_dir() {
+            return list_dir(&path, raw).await;
+        }
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|e| ToolError::io("cannot read", raw, e))?;
+        if is_binary(&path, &bytes) {
+            return Err(ToolError::failed(format!("Cannot read binary file: {raw}")));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        let total = lines.len();
+        if total == 0 {
+            return Ok("(empty file)".into());
+        }
+        let start = args.start_line.unwrap_or(1).max(1);
+        if start > total {
+            return Err(ToolError::failed(format!(
+                "start_line {start} is past the end of {raw}, which has {total} lines"
+            )));
+        }
+        let end = args.end_line.unwrap_or(total).clamp(start, total);
+        let mut out = String::new();
+        let mut last = start - 1;
+        for (index, line) in lines[start - 1..end].iter().enumerate() {
+            let number = start + index;
+            let shown = if line.chars().count() > MAX_LINE_LENGTH {
+                let cut: String = line.chars().take(MAX_LINE_LENGTH).collect();
+                format!("{cut}... (line truncated to {MAX_LINE_LENGTH} chars)")
+            } else {
+                (*line).to_string()
+            };
+            let entry = format!("{number}\t{shown}\n");
+            if number - start >= MAX_LINES || out.len() + entry.len() > MAX_BYTES {
+                break;
+            }
+            out.push_str(&entry);
+            last = number;
+        }
+        if out.ends_with('\n') {
+            out.pop();
+        }
+        if last < end && args.end_line.is_none() {
+            out.push_str(&format!(
+                "\n\n(Showing lines {start}-{last} of {total}. Use start_line={} to continue.)",
+                last + 1
+            ));
+        } else if last < end {
+            out.push_str(&format!(
+                "\n\n(Showing lines {start}-{last} of the {start}-{end} asked for: the output limit was reached.)"
+            ));
+        }
+        Ok(out.into())
+    }
+}
+
+async fn list_dir(path: &Path, raw: &str) -> Result<ToolOutput, ToolError> {
+    let mut entries = tokio::fs::read_dir(path)
+        .await
+        .map_err(|e| ToolError::io("cannot list", raw, e))?;
+    let mut names = Vec::new();
+    while let Some(entry) = entries
+        .next_entry()
+        .await
+        .map_err(|e| ToolError::io("cannot list", raw, e))?
+    {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') {
+            continue;
+        }
+        let kind = match entry.file_type().await {
+            Ok(t) if t.is_dir() => "dir",
+            _ => "file",
+        };
+        names.push(format!("{name} ({kind})"));
+    }
+    names.sort();
+    let total = names.len();
+    if total == 0 {
+        return Ok("(empty directory)".into());
+    }
+    let mut out = names
+        .into_iter()
+        .take(MAX_LINES)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if total > MAX_LINES {
+        out.push_str(&format!("\n(Showing {MAX_LINES} of {total} entries)"));
+    }
+    Ok(out.into())
+}
+
+/// A unified diff of `old` → `new` with 3 lines of context, headed by the path.
+fn unified_diff(old: &str, new: &str, path: &str) -> String {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    if text.is_empty() {
+        "(no changes)".to_string()
+    } else {
+        text
+    }
+}
+
+/// Arguments of `write`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteArgs {
+    /// The file to write, relative to the project root; parent directories are created.
+    pub file_path: String,
+    /// The whole new content of the file.
+    pub content: String,
+}
+
+/// `write`: replaces (or creates) a file and returns a unified diff. Undoable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Write;
+
+impl Tool for Write {
+    type Args = WriteArgs;
+
+    fn name(&self) -> &str {
+        "write"
+    }
+
+    fn description(&self) -> &str {
+        "Write a whole file (created with its directories if missing). Returns a unified diff."
+    }
+
+    fn mutates<'a>(&self, args: &'a WriteArgs) -> Option<&'a str> {
+        Some(&args.file_path)
+    }
+
+    async fn call(&self, args: WriteArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = args.file_path.as_str();
+        let path = cx.resolve(raw)?;
+        if path.is_dir() {
+            return Err(ToolError::failed(format!("{raw} is a directory")));
+        }
+        let old = match tokio::fs::read(&path).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(ToolError::io("cannot read", raw, e)),
+        };
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| ToolError::io("cannot create the directories of", raw, e))?;
+        }
+        tokio::fs::write(&path, &args.content)
+            .await
+            .map_err(|e| ToolError::io("cannot write", raw, e))?;
+        let rel = cx.sandbox().display(&path);
+        Ok(format!(
+            "Wrote {} bytes to {rel}.\n{}",
+            args.content.len(),
+            unified_diff(&old, &args.content, &rel)
+        )
+        .into())
+    }
+}
+
+/// Arguments of `patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PatchArgs {
+    /// The file to change, relative to the project root.
+    pub file_path: String,
+    /// The exact text to replace (taken literally, not as a pattern).
+    pub old_string: String,
+    /// The replacement (taken literally).
+    pub new_string: String,
+    /// Replace every occurrence instead of the first (default false).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// `patch`: replaces exact text in a file (literally: no patterns, no escapes) and
+/// returns a unified diff. Undoable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Patch;
+
+impl Tool for Patch {
+    type Args = PatchArgs;
+
+    fn name(&self) -> &str {
+        "patch"
+    }
+
+    fn description(&self) -> &str {
+        "Replace exact text in a file (the first occurrence, or all with replace_all). Returns a unified diff."
+    }
+
+    fn mutates<'a>(&self, args: &'a PatchArgs) -> Option<&'a str> {
+        Some(&args.file_path)
+    }
+
+    async fn call(&self, args: PatchArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = args.file_path.as_str();
+        let path = cx.resolve(raw)?;
+        let bytes = match tokio::fs::read(&path).await {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(ToolError::failed(format!("File not found: {raw}")));
+            }
+            Err(e) => return Err(ToolError::io("cannot read", raw, e)),
+        };
+        if is_binary(&path, &bytes) {
+            return Err(ToolError::failed(format!(
+                "Cannot patch binary file: {raw}"
+            )));
+        }
+        let old = String::from_utf8(bytes)
+            .map_err(|_| ToolError::failed(format!("Cannot patch {raw}: it is not valid UTF-8")))?;
+        if args.old_string.is_empty() {
+            return Err(ToolError::InvalidArguments {
+                field: "old_string".into(),
+                problem: "argument `old_string` is empty; give the exact text to replace".into(),
+            });
+        }
+        let count = old.matches(&args.old_string).count();
+        if count == 0 {
+            return Err(ToolError::failed(format!("old_string not found in {raw}")));
+        }
+        let (new, replaced) = if args.replace_all {
+            (old.replace(&args.old_string, &args.new_string), count)
+        } else {
+            (old.replacen(&args.old_string, &args.new_string, 1), 1)
+        };
+        tokio::fs::write(&path, &new)
+            .await
+            .map_err(|e| ToolError::io("cannot write", raw, e))?;
+        let rel = cx.sandbox().display(&path);
+        let mut out = format!("Replaced {replaced} occurrence(s) in {rel}.");
+        if !args.replace_all && count > 1 {
+            out.push_str(&format!(
+                " The text occurs {count} times; only the first was replaced (use replace_all for all)."
+            ));
+        }
+        out.push('\n');
+        out.push_str(&unified_diff(&old, &new, &rel));
+        Ok(out.into())
+    }
+}
+
+/// Arguments of `remove`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RemoveArgs {
+    /// The file or empty directory to remove, relative to the project root.
+    pub path: String,
+}
+
+/// `remove`: deletes a file (undoable) or an empty directory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Remove;
+
+impl Tool for Remove {
+    type Args = RemoveArgs;
+
+    fn name(&self) -> &str {
+        "remove"
+    }
+
+    fn description(&self) -> &str {
+        "Remove a file or an empty directory."
+    }
+
+    fn mutates<'a>(&self, args: &'a RemoveArgs) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
+    async fn call(&self, args: RemoveArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = args.path.as_str();
+        let path = cx.resolve(raw)?;
+        if path == cx.sandbox().root() {
+            return Err(ToolError::failed("refusing to remove the root directory"));
+        }
+        let meta = match tokio::fs::symlink_metadata(&path).await {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(ToolError::failed(format!("Path not found: {raw}")));
+            }
+            Err(e) => return Err(ToolError::io("cannot inspect", raw, e)),
+        };
+        if meta.is_dir() {
+            tokio::fs::remove_dir(&path).await.map_err(|e| {
+                if e.kind() == ErrorKind::DirectoryNotEmpty {
+                    ToolError::failed(format!(
+                        "{raw} is a directory that is not empty; only empty directories are removed"
+                    ))
+                } else {
+                    ToolError::io("cannot remove", raw, e)
+                }
+            })?;
+        } else {
+            tokio::fs::remove_file(&path)
+                .await
+                .map_err(|e| ToolError::io("cannot remove", raw, e))?;
+        }
+        Ok(format!("Removed {}", cx.sandbox().display(&path)).into())
+    }
+}
+
+/// Arguments of `undo`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UndoArgs {
+    /// The file whose last change (by write, patch or remove) to undo.
+    pub path: String,
+}
+
+/// `undo`: restores a file to its state before the last `write`, `patch` or `remove`
+/// (deleting it if it did not exist then).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Undo;
+
+impl Tool for Undo {
+    type Args = UndoArgs;
+
+    fn name(&self) -> &str {
+        "undo"
+    }
+
+    fn description(&self) -> &str {
+        "Undo the last write, patch or remove of a file."
+    }
+
+    fn mutates<'a>(&self, args: &'a UndoArgs) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
+    fn snapshots(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, args: UndoArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = args.path.as_str();
+        let path = cx.resolve(raw)?;
+        let rel = cx.sandbox().display(&path);
+        match cx.snapshots().pop(&path) {
+            None => Err(ToolError::failed(format!(
+                "No undo history available for: {raw}"
+            ))),
+            Some(None) => {
+                match tokio::fs::remove_file(&path).await {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    Err(e) => return Err(ToolError::io("cannot remove", raw, e)),
+                }
+                Ok(format!("Deleted {rel} (it did not exist before)").into())
+            }
+            Some(Some(bytes)) => {
+                if let Some(parent) = path.parent() {
+                    tokio::fs::create_dir_all(parent)
+                        .await
+                        .map_err(|e| ToolError::io("cannot create the directories of", raw, e))?;
+                }
+                tokio::fs::write(&path, &bytes)
+                    .await
+                    .map_err(|e| ToolError::io("cannot write", raw, e))?;
+                Ok(format!("Restored {rel} ({} bytes)", bytes.len()).into())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distance;
+
+    #[test]
+    fn levenshtein() {
+        assert_eq!(distance("main.rs", "main.rs"), 0);
+        assert_eq!(distance("mian.rs", "main.rs"), 2);
+        assert_eq!(distance("", "abc"), 3);
+    }
+}

@@ -1,0 +1,121 @@
+//! Errors of tool calls: what the model sees when a call fails.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a tool call failed. The pipeline turns each into a tool result
+/// `"Error: tool `name`: .."`, so the model learns what went wrong and the turn goes on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The model called a tool that is not in the set.
+    #[error("unknown tool `{name}`; available tools: {available}")]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+        /// The names it could have used, comma-separated.
+        available: String,
+    },
+    /// The arguments were a string that is not JSON.
+    #[error("the arguments are not valid JSON: {0}")]
+    InvalidJson(String),
+    /// The arguments do not match the tool's schema.
+    #[error("invalid arguments: {problem}")]
+    InvalidArguments {
+        /// The argument at fault (`.` for the arguments object itself).
+        field: String,
+        /// What was wrong and what was expected, naming the field.
+        problem: String,
+    },
+    /// The approval policy refused the call.
+    #[error("the call was denied: {0}")]
+    Denied(String),
+    /// The call took longer than its timeout and was cancelled.
+    #[error("timed out after {:.1}s and was cancelled", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// The tool panicked.
+    #[error("panicked: {0}")]
+    Panicked(String),
+    /// A path argument was refused or could not be resolved.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// Reading or writing a file failed.
+    #[error("{action} `{path}`: {source}")]
+    Io {
+        /// What was attempted ("cannot read", "cannot write", ..).
+        action: &'static str,
+        /// The path, relative to the root.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The tool ran and reports a failure.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// A failure with the given message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed(message.into())
+    }
+
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<String>,
+        source: std::io::Error,
+    ) -> Self {
+        ToolError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.to_string())
+    }
+}
+
+/// Why a path given to a filesystem tool was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path was empty.
+    #[error("the path is empty")]
+    Empty,
+    /// The path leads outside the root (through `..` or as an absolute path).
+    #[error("`{path}` is outside the root directory `{}`; paths must stay inside it", root.display())]
+    Escapes {
+        /// The path as given.
+        path: String,
+        /// The root.
+        root: PathBuf,
+    },
+    /// The path goes through a symbolic link that points outside the root.
+    #[error("`{path}` goes through a symbolic link that leads outside the root directory `{}` (to `{}`)", root.display(), target.display())]
+    SymlinkEscape {
+        /// The path as given.
+        path: String,
+        /// Where the link leads.
+        target: PathBuf,
+        /// The root.
+        root: PathBuf,
+    },
+    /// The path could not be resolved.
+    #[error("cannot resolve `{path}`: {source}")]
+    Unresolvable {
+        /// The path as given.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}

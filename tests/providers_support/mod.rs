@@ -1,0 +1,281 @@
+//! A small HTTP/1.1 server for the provider tests: it serves scripted replies on
+//! 127.0.0.1 and records every request it receives. No framework, just tokio.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One scripted reply.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A complete response with a `Content-Length` body.
+    Full {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// A `text/event-stream` response in chunked encoding, one write per piece (with a
+    /// pause now and then, so that the client reads them separately).
+    Stream { pieces: Vec<Vec<u8>> },
+    /// Starts a chunked event stream, sends `pieces`, then closes the connection
+    /// without the terminating chunk.
+    DropMidStream { pieces: Vec<Vec<u8>> },
+    /// Reads the request and says nothing for `Duration`.
+    Stall(Duration),
+    /// Starts an event stream, sends `pieces`, then says nothing for `stall`.
+    StallMidStream {
+        pieces: Vec<Vec<u8>>,
+        stall: Duration,
+    },
+}
+
+impl Reply {
+    /// A 200 JSON response.
+    pub fn json(body: &str) -> Self {
+        Reply::Full {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+        }
+    }
+
+    /// A JSON response with another status and extra headers.
+    pub fn status(status: u16, headers: &[(&str, &str)], body: &str) -> Self {
+        let mut all: Vec<(String, String)> =
+            vec![("content-type".into(), "application/json".into())];
+        all.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        Reply::Full {
+            status,
+            headers: all,
+            body: body.into(),
+        }
+    }
+
+    /// An event stream whose text is split into pieces of `size` bytes (cutting lines,
+    /// JSON and UTF-8 sequences anywhere).
+    pub fn stream_split(text: &str, size: usize) -> Self {
+        Reply::Stream {
+            pieces: split_bytes(text.as_bytes(), size),
+        }
+    }
+
+    /// An event stream that stops after `cut` bytes of `text`, the connection closed.
+    pub fn drop_after(text: &str, cut: usize, size: usize) -> Self {
+        Reply::DropMidStream {
+            pieces: split_bytes(&text.as_bytes()[..cut], size),
+        }
+    }
+}
+
+/// `text` cut into pieces of `size` bytes.
+pub fn split_bytes(bytes: &[u8], size: usize) -> Vec<Vec<u8>> {
+    bytes.chunks(size.max(1)).map(<[u8]>::to_vec).collect()
+}
+
+/// A request the server received.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// The value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("the request body is JSON")
+    }
+}
+
+/// The server: serves `replies` in order, one per request.
+pub struct Server {
+    pub addr: SocketAddr,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Server {
+    pub async fn start(replies: Vec<Reply>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = requests.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(serve(socket, replies.clone(), recorded.clone()));
+            }
+        });
+        Server { addr, requests }
+    }
+
+    /// `http://127.0.0.1:port`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The requests received so far.
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn serve(
+    socket: TcpStream,
+    replies: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Request>>>,
+) {
+    let mut socket = BufReader::new(socket);
+    loop {
+        let Some(request) = read_request(&mut socket).await else {
+            return;
+        };
+        requests.lock().unwrap().push(request);
+        let reply = replies.lock().unwrap().pop_front();
+        let Some(reply) = reply else {
+            let _ = write_full(socket.get_mut(), 599, &[], "no scripted reply left").await;
+            return;
+        };
+        let keep_going = match reply {
+            Reply::Full {
+                status,
+                headers,
+                body,
+            } => write_full(socket.get_mut(), status, &headers, &body)
+                .await
+                .is_ok(),
+            Reply::Stream { pieces } => write_stream(socket.get_mut(), &pieces, true).await.is_ok(),
+            Reply::DropMidStream { pieces } => {
+                let _ = write_stream(socket.get_mut(), &pieces, false).await;
+                let _ = socket.get_mut().shutdown().await;
+                false
+            }
+            Reply::StallMidStream { pieces, stall } => {
+                let _ = write_stream(socket.get_mut(), &pieces, false).await;
+                tokio::time::sleep(stall).await;
+                false
+            }
+            Reply::Stall(duration) => {
+                tokio::time::sleep(duration).await;
+                false
+            }
+        };
+        if !keep_going {
+            return;
+        }
+    }
+}
+
+async fn read_request(socket: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if socket.read_line(&mut line).await.ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        socket.read_line(&mut line).await.ok()?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':')?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+    }
+    let length = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    socket.read_exact(&mut body).await.ok()?;
+    Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        529 => "Overloaded",
+        _ => "Status",
+    }
+}
+
+async fn write_full(
+    socket: &mut TcpStream,
+    status: u16,
+    headers: &[(String, String)],
+    body: &str,
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\ncontent-length: {}\r\n",
+        reason(status),
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    socket.write_all(body.as_bytes()).await?;
+    socket.flush().await
+}
+
+async fn write_stream(
+    socket: &mut TcpStream,
+    pieces: &[Vec<u8>],
+    terminate: bool,
+) -> std::io::Result<()> {
+    socket
+        .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n")
+        .await?;
+    socket.flush().await?;
+    for (n, bytes) in pieces.iter().enumerate() {
+        if bytes.is_empty() {
+            continue;
+        }
+        socket
+            .write_all(format!("{:x}\r\n", bytes.len()).as_bytes())
+            .await?;
+        socket.write_all(bytes).await?;
+        socket.write_all(b"\r\n").await?;
+        socket.flush().await?;
+        // Pause now and then so that the client sees the pieces in separate reads.
+        if n % 8 == 7 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+    }
+    if terminate {
+        socket.write_all(b"0\r\n\r\n").await?;
+        socket.flush().await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,474 @@
+//! `DefaultToolPipeline`: concurrency, order, same-file serialisation, timeouts,
+//! panics, approval, truncation, events, and a model that corrects itself.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use brute::tools::{
+    Approval, Decision, Tool, ToolContext, ToolError, ToolOutput, Truncation, schemars, serde,
+};
+use brute::{
+    DefaultToolPipeline, Event, EventKind, Loop, MaxIterations, Message, Role, ScriptedModel,
+    ToolCall, brute_agent, tool,
+};
+use serde_json::json;
+
+/// Sleeps, then returns its label.
+#[tool]
+async fn sleep(
+    /// Milliseconds to sleep.
+    ms: u64,
+    /// What to return.
+    label: String,
+) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(label)
+}
+
+/// Always panics.
+#[tool]
+async fn explode(reason: String) -> Result<String, ToolError> {
+    panic!("boom: {reason}");
+}
+
+/// Fails with a message.
+#[tool]
+async fn fail(message: String) -> Result<String, ToolError> {
+    Err(ToolError::failed(message))
+}
+
+/// Prints many lines.
+#[tool]
+async fn spam(lines: usize) -> Result<String, ToolError> {
+    Ok((0..lines).map(|i| format!("line {i}\n")).collect())
+}
+
+/// Arguments of [`Touch`].
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "brute::tools::serde")]
+#[schemars(crate = "brute::tools::schemars")]
+struct TouchArgs {
+    /// The file.
+    path: String,
+}
+
+/// Records how many calls on the same file overlap.
+struct Touch {
+    in_flight: Arc<AtomicUsize>,
+    max_seen: Arc<AtomicUsize>,
+}
+
+impl Tool for Touch {
+    type Args = TouchArgs;
+    fn name(&self) -> &str {
+        "touch"
+    }
+    fn description(&self) -> &str {
+        "Touches a file slowly."
+    }
+    fn mutates<'a>(&self, args: &'a TouchArgs) -> Option<&'a str> {
+        Some(&args.path)
+    }
+    fn truncation(&self) -> Truncation {
+        Truncation::Tail
+    }
+    async fn call(&self, args: TouchArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_seen.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let path = cx.resolve(&args.path)?;
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        std::fs::write(&path, format!("{old}x")).map_err(|e| ToolError::failed(e.to_string()))?;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        Ok(ToolOutput::text("touched"))
+    }
+}
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
+    ToolCall::new(id, name, args)
+}
+
+fn tool_results(messages: &[Message]) -> Vec<(&str, &str)> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| (m.tool_call_id.as_deref().unwrap_or(""), m.content.as_str()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_sleeping_calls_run_concurrently_and_keep_call_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<ToolCall> = (0..8)
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "sleep",
+                json!({"ms": 200, "label": format!("r{i}")}),
+            )
+        })
+        .collect();
+    let model =
+        ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep,), root: dir.path() };
+        run model;
+    };
+    let started = Instant::now();
+    let outcome = agent.start("go").await.unwrap();
+    let elapsed = started.elapsed();
+    let sequential = Duration::from_millis(8 * 200);
+    let results = tool_results(&outcome.env.messages);
+    let expected: Vec<(String, String)> =
+        (0..8).map(|i| (format!("c{i}"), format!("r{i}"))).collect();
+    let got: Vec<(String, String)> = results
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, expected);
+    let ratio = elapsed.as_secs_f64() / sequential.as_secs_f64();
+    println!("8 concurrent calls: {elapsed:?} vs {sequential:?} sequential (ratio {ratio:.3})");
+    // The issue asks for well under the sequential time; the margin is generous.
+    assert!(
+        ratio < 0.5,
+        "took {elapsed:?} against {sequential:?} sequential"
+    );
+    assert_eq!(outcome.text(), Some("done"));
+}
+
+#[tokio::test]
+async fn results_keep_call_order_when_later_calls_finish_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<ToolCall> = (0..6)
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "sleep",
+                json!({"ms": 60 - i * 10, "label": format!("r{i}")}),
+            )
+        })
+        .collect();
+    let model =
+        ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep,), root: dir.path() };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let labels: Vec<&str> = tool_results(&outcome.env.messages)
+        .iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(labels, ["r0", "r1", "r2", "r3", "r4", "r5"]);
+}
+
+#[tokio::test]
+async fn the_concurrency_limit_bounds_calls_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let max_seen = Arc::new(AtomicUsize::new(0));
+    let touch = Touch {
+        in_flight: in_flight.clone(),
+        max_seen: max_seen.clone(),
+    };
+    // Different files, but only two at a time.
+    let calls: Vec<ToolCall> = (0..6)
+        .map(|i| call(&format!("c{i}"), "touch", json!({"path": format!("f{i}")})))
+        .collect();
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (touch,), root: dir.path(), concurrency: 2 };
+        run model;
+    };
+    agent.start("go").await.unwrap();
+    assert_eq!(max_seen.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn calls_on_the_same_file_are_serialised_and_others_run_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    let same_max = Arc::new(AtomicUsize::new(0));
+    let touch = Touch {
+        in_flight: Arc::new(AtomicUsize::new(0)),
+        max_seen: same_max.clone(),
+    };
+    // `a.txt` and `./a.txt` are the same file.
+    let calls = vec![
+        call("1", "touch", json!({"path": "a.txt"})),
+        call("2", "touch", json!({"path": "./a.txt"})),
+        call("3", "touch", json!({"path": "sub/../a.txt"})),
+    ];
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (touch,), root: dir.path() };
+        run model;
+    };
+    agent.start("go").await.unwrap();
+    assert_eq!(
+        same_max.load(Ordering::SeqCst),
+        1,
+        "calls on one file overlapped"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "xxx"
+    );
+
+    let diff_max = Arc::new(AtomicUsize::new(0));
+    let touch = Touch {
+        in_flight: Arc::new(AtomicUsize::new(0)),
+        max_seen: diff_max.clone(),
+    };
+    let calls = vec![
+        call("1", "touch", json!({"path": "b.txt"})),
+        call("2", "touch", json!({"path": "c.txt"})),
+        call("3", "touch", json!({"path": "d.txt"})),
+    ];
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (touch,), root: dir.path() };
+        run model;
+    };
+    agent.start("go").await.unwrap();
+    assert_eq!(
+        diff_max.load(Ordering::SeqCst),
+        3,
+        "calls on different files did not overlap"
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_corrects_itself_sees_every_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls("", vec![call("u1", "slep", json!({"ms": 1, "label": "x"}))]),
+        Message::tool_calls(
+            "",
+            vec![call("u2", "sleep", json!({"ms": "soon", "label": "x"}))],
+        ),
+        Message::tool_calls(
+            "",
+            vec![call("u3", "sleep", json!({"ms": 1, "label": "fixed"}))],
+        ),
+        Message::assistant("all good"),
+    ]);
+    let mut agent = brute_agent! {
+        use Loop::ToolResult;
+        use MaxIterations { max: 10 };
+        use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path() };
+        run model;
+    };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = log.clone();
+    agent.on(EventKind::ToolResult, move |_env, event| {
+        if let Event::ToolResult { call, is_error, .. } = event {
+            sink.lock().unwrap().push((call.id.clone(), *is_error));
+        }
+    });
+    let starts = Arc::new(AtomicUsize::new(0));
+    let counter = starts.clone();
+    agent.on(EventKind::ToolCallStart, move |_env, _event| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    let outcome = agent.start("sleep a bit").await.unwrap();
+    assert_eq!(outcome.text(), Some("all good"));
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0].0, "u1");
+    assert!(
+        results[0]
+            .1
+            .starts_with("Error: tool `slep`: unknown tool `slep`"),
+        "{}",
+        results[0].1
+    );
+    assert!(results[0].1.contains("sleep, fail"), "{}", results[0].1);
+    assert_eq!(results[1].0, "u2");
+    assert!(
+        results[1].1.contains("tool `sleep`")
+            && results[1].1.contains("`ms`")
+            && results[1].1.contains("expected u64"),
+        "{}",
+        results[1].1
+    );
+    assert_eq!(results[2], ("u3", "fixed"));
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            ("u1".to_string(), true),
+            ("u2".to_string(), true),
+            ("u3".to_string(), false)
+        ]
+    );
+    assert_eq!(starts.load(Ordering::SeqCst), 3);
+    // Tools are advertised once, not once per pass.
+    assert_eq!(outcome.env.tools.len(), 2);
+}
+
+#[tokio::test]
+async fn failures_become_error_results_and_the_turn_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = vec![
+        call("p", "explode", json!({"reason": "kaboom"})),
+        call("f", "fail", json!({"message": "disk on fire"})),
+        call("t", "sleep", json!({"ms": 5000, "label": "late"})),
+        call("j", "sleep", json!("{\"ms\": ")),
+        call("ok", "sleep", json!({"ms": 1, "label": "fine"})),
+    ];
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls("", calls),
+        Message::assistant("recovered"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: (Sleep, Explode, Fail),
+            root: dir.path(),
+            timeouts: [("sleep", Duration::from_millis(200))],
+        };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.text(), Some("recovered"));
+    let results = tool_results(&outcome.env.messages);
+    let ids: Vec<&str> = results.iter().map(|r| r.0).collect();
+    assert_eq!(ids, ["p", "f", "t", "j", "ok"]);
+    assert_eq!(
+        results[0].1,
+        "Error: tool `explode`: panicked: boom: kaboom"
+    );
+    assert_eq!(results[1].1, "Error: tool `fail`: disk on fire");
+    assert_eq!(
+        results[2].1,
+        "Error: tool `sleep`: timed out after 0.2s and was cancelled"
+    );
+    assert!(
+        results[3]
+            .1
+            .starts_with("Error: tool `sleep`: the arguments are not valid JSON"),
+        "{}",
+        results[3].1
+    );
+    assert_eq!(results[4].1, "fine");
+}
+
+#[tokio::test]
+async fn approval_allows_denies_and_rewrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = vec![
+        call("a", "sleep", json!({"ms": 1, "label": "allowed"})),
+        call("d", "fail", json!({"message": "never runs"})),
+        call("r", "sleep", json!({"ms": 1, "label": "original"})),
+    ];
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let policy = Approval::new(|call| match (call.name.as_str(), call.id.as_str()) {
+        ("fail", _) => Decision::Deny("failing is not allowed today".into()),
+        (_, "r") => Decision::Rewrite(json!({"ms": 1, "label": "rewritten"})),
+        _ => Decision::Allow,
+    });
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path(), approval: policy };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0], ("a", "allowed"));
+    assert_eq!(
+        results[1],
+        (
+            "d",
+            "Error: tool `fail`: the call was denied: failing is not allowed today"
+        )
+    );
+    assert_eq!(results[2], ("r", "rewritten"));
+}
+
+#[tokio::test]
+async fn long_outputs_are_cut_and_saved_in_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls("", vec![call("s", "spam", json!({"lines": 5000}))]),
+        Message::assistant("ok"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Spam,), root: dir.path(), output_dir: saved.path() };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let result = tool_results(&outcome.env.messages)[0].1;
+    assert!(result.starts_with("line 0\nline 1\n"));
+    assert!(
+        result.contains("[Output truncated: showing 2000 of 5000 lines]"),
+        "{}",
+        &result[result.len() - 300..]
+    );
+    let path = result
+        .split("Full output saved to: ")
+        .nth(1)
+        .unwrap()
+        .split(". Use")
+        .next()
+        .unwrap();
+    assert!(path.starts_with(saved.path().to_str().unwrap()));
+    let full = std::fs::read_to_string(path).unwrap();
+    assert_eq!(full.lines().count(), 5000);
+}
+
+#[tokio::test]
+async fn a_stack_without_tool_calls_only_advertises() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: brute::Tools::ALL, root: dir.path() };
+        run |env| {
+            let advertised = env.tools.len();
+            async move { Ok(Message::assistant(format!("{advertised} tools"))) }
+        };
+    };
+    let outcome = agent.start("hi").await.unwrap();
+    assert_eq!(outcome.text(), Some("12 tools"));
+    // The schemas are shared, not copied per pass.
+    let again = agent.start("hi").await.unwrap();
+    assert!(Arc::ptr_eq(
+        &outcome.env.tools[0].parameters,
+        &again.env.tools[0].parameters
+    ));
+}
+
+#[tokio::test]
+async fn secrets_are_redacted_from_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                call(
+                    "ok",
+                    "sleep",
+                    json!({"ms": 1, "label": "token=hunter2-hunter2"}),
+                ),
+                call("err", "fail", json!({"message": "bad hunter2-hunter2"})),
+            ],
+        ),
+        Message::assistant("ok"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path(), redact: ["hunter2-hunter2"] };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0].1, "token=[redacted]");
+    assert_eq!(results[1].1, "Error: tool `fail`: bad [redacted]");
+}

@@ -1,0 +1,8 @@
+use brute::tools::ToolError;
+
+#[brute::tool]
+async fn add(a: i64, b: i64) -> Result<String, ToolError> {
+    Ok((a + b).to_string())
+}
+
+fn main() {}

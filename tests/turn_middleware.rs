@@ -1,0 +1,291 @@
+//! The turn middleware of the Rack model: `Loop`, `MaxIterations` in its three modes,
+//! `SystemPrompt`, the events every layer emits and the tracing spans.
+
+#![allow(clippy::unwrap_used)]
+
+mod scripted_tools;
+
+use std::sync::{Arc, Mutex};
+
+use brute::{
+    Env, Error, EventKind, ExitReason, LimitMode, Loop, MaxIterations, Message, Prompt, Role,
+    ScriptedModel, StopReason, SystemPrompt, brute_agent,
+};
+use scripted_tools::{RunTools, assert_no_dangling_call, echo_calls};
+
+/// A model that calls a tool on every pass and never answers.
+fn tool_addict() -> ScriptedModel {
+    ScriptedModel::from_fn(|env| echo_calls(&format!("i{}", env.iteration), &["again"]))
+}
+
+#[tokio::test]
+async fn loop_tool_result_is_a_do_while_over_tool_results() {
+    let model = ScriptedModel::per_turn([
+        echo_calls("a", &["1"]),
+        echo_calls("b", &["2", "3"]),
+        Message::assistant("done"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use RunTools;
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.stop, StopReason::Completed);
+    assert_eq!(outcome.env.iteration, 3);
+    let roles: Vec<Role> = outcome.env.messages.iter().map(|m| m.role).collect();
+    use Role::*;
+    assert_eq!(
+        roles,
+        [User, Assistant, Tool, Assistant, Tool, Tool, Assistant]
+    );
+
+    // A model that answers at once: the inner stack still runs exactly once.
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use RunTools;
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+    assert_eq!(agent.start("go").await.unwrap().env.iteration, 1);
+}
+
+#[tokio::test]
+async fn loop_while_takes_any_condition_and_stops_on_should_exit() {
+    let agent = brute_agent! {
+        use Loop::While { condition: |env| env.messages.len() < 7 };
+        run |env| {
+            let n = env.iteration;
+            async move { Ok(Message::assistant(format!("pass {n}"))) }
+        };
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.env.iteration, 6);
+    assert_eq!(outcome.text(), Some("pass 6"));
+
+    // A layer setting should_exit ends the loop at the next check, whatever the condition.
+    let stop_at_three = brute::pipeline! {
+        use Loop::While { condition: |_env| true };
+        run brute::handler_fn(|env: &mut Env| {
+            env.messages.push(Message::assistant("pass"));
+            if env.iteration == 3 {
+                env.exit(ExitReason::Requested { by: "test".into(), reason: "enough".into() });
+            }
+            async { Ok(()) }
+        });
+    };
+    let mut env = Env::new();
+    brute::Handler::call(&stop_at_three, &mut env)
+        .await
+        .unwrap();
+    assert_eq!(env.iteration, 3);
+    assert_eq!(env.messages.len(), 3);
+}
+
+#[tokio::test]
+async fn max_iterations_ends_gracefully_with_the_partial_result_and_a_readable_reason() {
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use MaxIterations { max: 4 };
+        use RunTools;
+        run tool_addict();
+    };
+    let outcome = agent.start("loop").await.unwrap();
+    assert_eq!(
+        outcome.stop,
+        StopReason::Exited(ExitReason::MaxIterations { max: 4 })
+    );
+    assert_eq!(
+        outcome.env.should_exit,
+        Some(ExitReason::MaxIterations { max: 4 })
+    );
+    assert_eq!(
+        outcome.env.should_exit.as_ref().unwrap().to_string(),
+        "reached the limit of 4 iterations"
+    );
+    // Four model calls, each with its tool result: the partial work is kept and no
+    // call is left without its result.
+    assert_eq!(
+        outcome
+            .env
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count(),
+        4
+    );
+    assert_eq!(outcome.env.messages.last().unwrap().role, Role::Tool);
+    assert_no_dangling_call(&outcome.env.messages);
+}
+
+#[tokio::test]
+async fn max_iterations_in_error_mode_returns_a_stopped_error() {
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use MaxIterations { max: 2, mode: LimitMode::Error };
+        use RunTools;
+        run tool_addict();
+    };
+    let error = agent.start("loop").await.unwrap_err();
+    assert!(
+        matches!(error, Error::Stopped(ExitReason::MaxIterations { max: 2 })),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "the turn was stopped: reached the limit of 2 iterations"
+    );
+}
+
+#[tokio::test]
+async fn max_iterations_in_warn_mode_tells_the_model_how_many_calls_remain() {
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use MaxIterations { max: 5, mode: LimitMode::Warn { remaining: 2 } };
+        use RunTools;
+        run tool_addict();
+    };
+    let outcome = agent.start("loop").await.unwrap();
+    assert_eq!(
+        outcome.stop,
+        StopReason::Exited(ExitReason::MaxIterations { max: 5 })
+    );
+    let warnings: Vec<&str> = outcome
+        .env
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User && m.content.starts_with("[brute]"))
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(warnings.len(), 2);
+    assert!(
+        warnings[0].contains("2 model calls left"),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[1].contains("1 model call left"), "{}", warnings[1]);
+    assert_no_dangling_call(&outcome.env.messages);
+}
+
+#[tokio::test]
+async fn system_prompt_prepends_text_or_a_built_prompt_once() {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: "You are terse." };
+        use Loop::While { condition: |env| env.iteration < 3 };
+        run |_env| async { Ok(Message::assistant("ok")) };
+    };
+    let outcome = agent.start("hi").await.unwrap();
+    assert_eq!(outcome.env.messages[0], Message::system("You are terse."));
+    assert_eq!(
+        outcome
+            .env
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .count(),
+        1
+    );
+
+    // A builder sees the env: metadata such as custom rules, and the working directory.
+    let prompt = Prompt::build(|env| {
+        let rules = env
+            .metadata
+            .get("rules")
+            .and_then(|v| v.as_str())
+            .unwrap_or("none");
+        let cwd = std::env::current_dir().unwrap();
+        format!("Rules: {rules}. Working directory: {}.", cwd.display())
+    });
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: prompt };
+        run |_env| async { Ok(Message::assistant("ok")) };
+    };
+    let mut env = agent.env();
+    env.metadata.insert("rules".into(), "use tabs".into());
+    env.messages.push(Message::user("hi"));
+    let outcome = agent.turn(env).await.unwrap();
+    assert!(
+        outcome.env.messages[0]
+            .content
+            .starts_with("Rules: use tabs. Working directory: /")
+    );
+
+    // Nothing is added when the conversation already starts with a system message.
+    let mut env = agent.env();
+    env.messages.push(Message::system("Mine."));
+    env.messages.push(Message::user("hi"));
+    let outcome = agent.turn(env).await.unwrap();
+    assert_eq!(outcome.env.messages[0], Message::system("Mine."));
+    assert_eq!(
+        outcome
+            .env
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn every_layer_reports_typed_events_in_order() {
+    let model = ScriptedModel::per_turn([echo_calls("a", &["x", "y"]), Message::assistant("done")]);
+    let mut agent = brute_agent! {
+        use SystemPrompt { prompt: "sys" };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use RunTools;
+        run model;
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    for kind in [
+        EventKind::TurnStart,
+        EventKind::TurnEnd,
+        EventKind::Iteration,
+        EventKind::ModelRequest,
+        EventKind::ModelResponse,
+        EventKind::ToolCallStart,
+        EventKind::ToolResult,
+    ] {
+        let log = seen.clone();
+        agent.on(kind, move |_env, event| {
+            let entry = match event {
+                brute::Event::Iteration { n } => format!("iteration {n}"),
+                brute::Event::ModelRequest { messages, tools } => {
+                    format!("request {messages} {tools}")
+                }
+                brute::Event::ModelResponse { message, .. } => {
+                    format!("response {}", message.tool_calls.len())
+                }
+                brute::Event::ToolCallStart { call } => format!("start {}", call.id),
+                brute::Event::ToolResult {
+                    call,
+                    result,
+                    is_error,
+                } => {
+                    format!("result {} {} {is_error}", call.id, result.content)
+                }
+                brute::Event::TurnEnd { stop } => format!("end {stop:?}"),
+                other => format!("{:?}", other.kind()),
+            };
+            log.lock().unwrap().push(entry);
+        });
+    }
+    agent.start("go").await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "TurnStart",
+            "iteration 1",
+            "request 2 1",
+            "response 2",
+            "start a-0",
+            "result a-0 x false",
+            "start a-1",
+            "result a-1 y false",
+            "iteration 2",
+            "request 5 1",
+            "response 0",
+            "end Completed",
+        ]
+    );
+}

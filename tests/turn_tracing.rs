@@ -1,0 +1,134 @@
+//! Tracing: every built-in layer opens one span per pass, with fields named after the
+//! OpenTelemetry GenAI conventions, and message content stays out by default.
+//!
+//! This binary holds a single test because it installs a global subscriber.
+
+#![allow(clippy::unwrap_used)]
+
+mod scripted_tools;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use brute::{Loop, MaxIterations, Message, ScriptedModel, SystemPrompt, brute_agent};
+use scripted_tools::{RunTools, echo_calls};
+
+type FieldMap = HashMap<String, String>;
+
+/// A minimal subscriber that records span names and fields.
+
+#[derive(Default)]
+struct Spans {
+    next: AtomicU64,
+    /// (name, fields) by span id.
+    spans: Mutex<HashMap<u64, (String, FieldMap)>>,
+    /// Fields of every event.
+    events: Mutex<Vec<HashMap<String, String>>>,
+}
+
+struct Fields<'a>(&'a mut HashMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+}
+
+#[derive(Clone, Default)]
+struct Collector(Arc<Spans>);
+
+impl tracing::Subscriber for Collector {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let id = self.0.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut fields = HashMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        self.0
+            .spans
+            .lock()
+            .unwrap()
+            .insert(id, (attrs.metadata().name().to_string(), fields));
+        tracing::span::Id::from_u64(id)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        if let Some((_, fields)) = self.0.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            values.record(&mut Fields(fields));
+        }
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = HashMap::new();
+        event.record(&mut Fields(&mut fields));
+        self.0.events.lock().unwrap().push(fields);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
+    let collector = Collector::default();
+    let state = collector.0.clone();
+    // Global, and alone in this test binary: tracing caches per-callsite interest
+    // process-wide, so a scoped subscriber races with tests running on other threads.
+    tracing::subscriber::set_global_default(collector).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let model = ScriptedModel::per_turn([
+        echo_calls("a", &["secret tool input"]),
+        Message::assistant("a secret answer"),
+    ])
+    .named("test-model");
+    let agent = brute_agent! {
+        use brute::SessionLog { path: path.clone() };
+        use SystemPrompt { prompt: "sys" };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use RunTools;
+        use brute::Retry;
+        run model;
+    };
+    runtime.block_on(agent.start("a secret prompt")).unwrap();
+
+    let spans = state.spans.lock().unwrap();
+    let count = |name: &str| spans.values().filter(|(n, _)| n == name).count();
+    assert_eq!(count("invoke_agent"), 1);
+    assert_eq!(count("brute.session_log"), 1);
+    assert_eq!(count("brute.system_prompt"), 1);
+    assert_eq!(count("brute.loop"), 1);
+    // Two passes: one span per pass for the pass and for every layer inside the loop.
+    assert_eq!(count("brute.iteration"), 2);
+    assert_eq!(count("brute.max_iterations"), 2);
+    assert_eq!(count("brute.retry"), 2);
+    assert_eq!(count("chat"), 2);
+    for (name, fields) in spans.values().filter(|(n, _)| n == "chat") {
+        assert_eq!(fields["gen_ai.operation.name"], "chat", "{name}");
+        assert_eq!(fields["gen_ai.request.model"], "test-model");
+        assert_eq!(fields["otel.name"], "chat test-model");
+    }
+    let agent_span = spans.values().find(|(n, _)| n == "invoke_agent").unwrap();
+    assert_eq!(agent_span.1["gen_ai.operation.name"], "invoke_agent");
+    let session = spans
+        .values()
+        .find(|(n, _)| n == "brute.session_log")
+        .unwrap();
+    assert_eq!(session.1["brute.session.loaded"], "0");
+    // Message content stays out of traces unless capture is switched on.
+    let events = state.events.lock().unwrap();
+    let everything = format!("{:?} {:?}", *spans, *events);
+    assert!(
+        !everything.contains("secret"),
+        "content leaked into traces: {everything}"
+    );
+}
