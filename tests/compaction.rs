@@ -450,3 +450,36 @@ proptest! {
         prop_assert_eq!(latest(&env.messages), latest(&messages));
     }
 }
+
+#[tokio::test]
+async fn the_session_log_persists_what_survives_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let compactions = Arc::new(AtomicUsize::new(0));
+    let mut agent = brute_agent! {
+        use brute::SessionLog { path: path.clone() };
+        use Loop::ToolResult;
+        use DefaultCompactionPipeline { window: 3_000 };
+        use FakeTools;
+        run tool_caller(12, 3_000, Arc::default());
+    };
+    let count = compactions.clone();
+    agent.on(EventKind::Compacted, move |_env, _event| {
+        count.fetch_add(1, Ordering::SeqCst);
+    });
+    let outcome = agent.start("go").await.unwrap();
+    assert!(compactions.load(Ordering::SeqCst) > 0);
+    // The file holds exactly the compacted conversation, not everything ever said.
+    let saved: Vec<Message> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(saved, outcome.env.messages);
+    is_well_paired(&saved).unwrap();
+    assert!(
+        saved.len() < 2 + 12 * 2 + 1,
+        "{} messages were saved",
+        saved.len()
+    );
+}
