@@ -588,6 +588,29 @@ impl StreamDecoder {
 #[cfg(feature = "openai")]
 pub use client::{OPENAI_BASE_URL, OpenAi};
 
+#[cfg(all(test, feature = "openai"))]
+mod tests {
+    use super::client::ollama_base;
+
+    #[test]
+    fn ollama_host_forms() {
+        assert_eq!(ollama_base(None), "http://localhost:11434/v1");
+        assert_eq!(ollama_base(Some("")), "http://localhost:11434/v1");
+        assert_eq!(ollama_base(Some("0.0.0.0")), "http://0.0.0.0:11434/v1");
+        assert_eq!(ollama_base(Some("gpu-box:8080")), "http://gpu-box:8080/v1");
+        assert_eq!(
+            ollama_base(Some("https://ollama.example.com/")),
+            "https://ollama.example.com/v1"
+        );
+        assert_eq!(
+            ollama_base(Some("https://ollama.example.com:443/proxy")),
+            "https://ollama.example.com:443/proxy/v1"
+        );
+        assert_eq!(ollama_base(Some("[::1]")), "http://[::1]:11434/v1");
+        assert_eq!(ollama_base(Some("[::1]:9999")), "http://[::1]:9999/v1");
+    }
+}
+
 #[cfg(feature = "openai")]
 mod client {
     use std::fmt;
@@ -648,19 +671,10 @@ mod client {
         }
 
         /// `model` on a local Ollama through its OpenAI-compatible API: at `OLLAMA_HOST`
-        /// when set (`host:port` or a URL), otherwise `http://localhost:11434`.
+        /// when set (`host`, `host:port` or a URL), otherwise `http://localhost:11434`.
         pub fn ollama(model: impl Into<Arc<str>>) -> Self {
-            let host = std::env::var("OLLAMA_HOST")
-                .ok()
-                .filter(|h| !h.trim().is_empty())
-                .unwrap_or_else(|| "localhost:11434".to_owned());
-            let host = host.trim().trim_end_matches('/');
-            let host = if host.contains("://") {
-                host.to_owned()
-            } else {
-                format!("http://{host}")
-            };
-            Self::compatible(format!("{host}/v1"), model)
+            let host = std::env::var("OLLAMA_HOST").ok();
+            Self::compatible(ollama_base(host.as_deref()), model)
         }
 
         /// `model` on the server whose API root is `base_url` (the part before
@@ -826,6 +840,33 @@ mod client {
                 Ok(completion)
             }
         }
+    }
+
+    /// The API root of the Ollama at `host` (`OLLAMA_HOST`'s forms: `host`, `host:port`,
+    /// or a URL), `http://localhost:11434/v1` when unset. A bare host without a port gets
+    /// 11434; a URL without one keeps its scheme's default, as in Ollama's own client.
+    pub(super) fn ollama_base(host: Option<&str>) -> String {
+        let host = host
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .unwrap_or("localhost:11434")
+            .trim_end_matches('/');
+        // As Ollama reads it: a URL keeps its scheme's default port, a bare host gets 11434.
+        let (scheme, rest, explicit) = match host.split_once("://") {
+            Some((scheme, rest)) => (scheme, rest, true),
+            None => ("http", host, false),
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(at) => rest.split_at(at),
+            None => (rest, ""),
+        };
+        // `[::1]` has colons but no port; `[::1]:8080` and `host:8080` have one.
+        let has_port = match authority.rsplit_once(']') {
+            Some((_, after)) => after.starts_with(':'),
+            None => authority.contains(':'),
+        };
+        let port = if has_port || explicit { "" } else { ":11434" };
+        format!("{scheme}://{authority}{port}{path}/v1")
     }
 
     impl Model for OpenAi {
