@@ -634,3 +634,73 @@ async fn the_retry_layer_waits_the_servers_retry_after_and_the_turn_succeeds() {
     assert_eq!(*delays.lock().unwrap(), [(Duration::from_millis(50), hint)]);
     assert_eq!(server.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn reasoning_of_compatible_servers_is_kept_and_streamed() {
+    // DeepSeek, vLLM and llama.cpp put it in `reasoning_content`; Ollama and OpenRouter
+    // in `reasoning`.
+    for field in ["reasoning_content", "reasoning"] {
+        let mut results = Vec::new();
+        for stream in [false, true] {
+            let reply = if stream {
+                let chunks = [
+                    chunk(
+                        json!({"role": "assistant", "content": null, field: "Two plus two"}),
+                        Value::Null,
+                    ),
+                    chunk(json!({field: " is four."}), Value::Null),
+                    chunk(json!({"content": "4"}), Value::Null),
+                    chunk(json!({}), json!("stop")),
+                ];
+                Reply::stream_split(&sse(&chunks), 9)
+            } else {
+                Reply::json(
+                    &json!({
+                        "id": "chatcmpl-r", "object": "chat.completion", "created": 1, "model": "deepseek-reasoner",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": "4", field: "Two plus two is four."}}]
+                    })
+                    .to_string(),
+                )
+            };
+            let server = Server::start(vec![reply]).await;
+            let model = model(&server, stream);
+            let seen = Arc::new(Mutex::new(String::new()));
+            let log = seen.clone();
+            let mut agent = brute_agent! { run model; };
+            agent.on(EventKind::ReasoningDelta, move |_env, event| {
+                if let brute::Event::ReasoningDelta(text) = event {
+                    log.lock().unwrap().push_str(text);
+                }
+            });
+            let outcome = agent.start("What is 2+2?").await.unwrap();
+            let message = outcome.message().unwrap().clone();
+            assert_eq!(
+                message.reasoning.as_deref(),
+                Some("Two plus two is four."),
+                "{field} stream {stream}"
+            );
+            assert_eq!(message.content, "4");
+            assert_eq!(
+                *seen.lock().unwrap(),
+                if stream { "Two plus two is four." } else { "" }
+            );
+            results.push(message);
+        }
+        assert_eq!(results[0], results[1]);
+        // Reasoning is not sent back: the servers that return it reject it as input.
+        let codec = brute::providers::openai::Codec::new("deepseek-reasoner");
+        let body = codec
+            .encode(
+                &[Message::user("What is 2+2?"), results[0].clone()],
+                &[],
+                false,
+            )
+            .unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "assistant", "content": "4"})
+        );
+    }
+}
