@@ -267,7 +267,11 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
 
 async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<String>) {
     let server = Server::start(vec![tool_use_reply(stream), answer_reply(stream)]).await;
-    let model = model(&server, stream).max_tokens(16000).thinking(10000);
+    let model = model(&server, stream)
+        .max_tokens(16000)
+        .thinking(10000)
+        .stop(["END"])
+        .param("tool_choice", json!({"type": "auto"}));
     let reasoning = Arc::new(Mutex::new(Vec::<String>::new()));
     let log = reasoning.clone();
     let mut agent = brute_agent! { run model.clone(); };
@@ -338,6 +342,13 @@ async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<
         json!({"type": "enabled", "budget_tokens": 10000})
     );
     assert_eq!(first_body["max_tokens"], json!(16000));
+    assert_eq!(first_body["stop_sequences"], json!(["END"]));
+    assert_eq!(first_body["tool_choice"], json!({"type": "auto"}));
+    assert_eq!(first_body["model"], json!("claude-sonnet-4-5"));
+    assert_eq!(
+        first_body["stream"],
+        if stream { json!(true) } else { Value::Null }
+    );
     assert_eq!(first_body["system"], json!("You are a weather bot."));
     let second_body = requests[1].json();
     assert_eq!(second_body["tools"], tools);

@@ -284,7 +284,12 @@ async fn tool_round_trip(
     record: Option<&std::path::Path>,
 ) -> (Vec<Message>, Vec<brute::Usage>) {
     let server = Server::start(vec![tool_calls_reply(stream), weather_answer_reply(stream)]).await;
-    let mut model = model(&server, stream).parallel_tool_calls(true);
+    let mut model = model(&server, stream)
+        .parallel_tool_calls(true)
+        .max_completion_tokens(256)
+        .seed(7)
+        .reasoning_effort("low")
+        .param("user", json!("user-1234"));
     if let Some(path) = record {
         model = model.record_to(path);
     }
@@ -347,6 +352,13 @@ async fn tool_round_trip(
     let first_body = requests[0].json();
     assert_eq!(first_body["tools"], tools);
     assert_eq!(first_body["parallel_tool_calls"], json!(true));
+    assert_eq!(first_body["max_completion_tokens"], json!(256));
+    assert_eq!(first_body["seed"], json!(7));
+    assert_eq!(first_body["reasoning_effort"], json!("low"));
+    assert_eq!(first_body["user"], json!("user-1234"));
+    assert_eq!(first_body["model"], json!("gpt-4.1"));
+    assert_eq!(first_body.get("max_tokens"), None);
+    assert_eq!(first_body.get("temperature"), None);
     assert_eq!(
         first_body["stream"],
         if stream { json!(true) } else { Value::Null }

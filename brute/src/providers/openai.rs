@@ -60,6 +60,8 @@ struct Params {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<i64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     stop: Vec<String>,
@@ -101,9 +103,15 @@ impl Codec {
         self.with(|p| p.top_p = Some(top_p))
     }
 
-    /// The most tokens to generate (`max_tokens`, which every compatible server reads).
+    /// The most tokens to generate (`max_tokens`, which every compatible server reads;
+    /// OpenAI's reasoning models want [`max_completion_tokens`](Self::max_completion_tokens)).
     pub fn max_tokens(self, max_tokens: u32) -> Self {
         self.with(|p| p.max_tokens = Some(max_tokens))
+    }
+
+    /// The most tokens to generate, reasoning included (`max_completion_tokens`, OpenAI).
+    pub fn max_completion_tokens(self, max_tokens: u32) -> Self {
+        self.with(|p| p.max_completion_tokens = Some(max_tokens))
     }
 
     /// A sampling seed (`seed`).
@@ -749,9 +757,15 @@ mod client {
             self.codec(|c| c.top_p(top_p))
         }
 
-        /// The most tokens to generate.
+        /// The most tokens to generate (`max_tokens`, read by every compatible server).
         pub fn max_tokens(self, max_tokens: u32) -> Self {
             self.codec(|c| c.max_tokens(max_tokens))
+        }
+
+        /// The most tokens to generate, reasoning included (`max_completion_tokens`,
+        /// which OpenAI's reasoning models require instead of `max_tokens`).
+        pub fn max_completion_tokens(self, max_tokens: u32) -> Self {
+            self.codec(|c| c.max_completion_tokens(max_tokens))
         }
 
         /// A sampling seed.
