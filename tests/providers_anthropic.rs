@@ -563,3 +563,65 @@ async fn a_silent_server_hits_the_timeout() {
         assert_eq!(error, ModelError::Timeout(Duration::from_millis(200)));
     }
 }
+
+#[tokio::test]
+async fn thinking_survives_the_session_file_and_the_key_never_reaches_it() {
+    let thinking_reply = |stream: bool| {
+        if stream {
+            let mut events = vec![
+                message_start(20),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": THINKING}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": SIGNATURE}}),
+                block_stop(0),
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+                text_delta(1, "Noted."),
+                block_stop(1),
+            ];
+            events.extend(message_end("end_turn", 30));
+            Reply::stream_split(&sse(&events), 13)
+        } else {
+            Reply::json(
+                &json!({
+                    "id": "msg_t", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+                                {"type": "text", "text": "Noted."}],
+                    "stop_reason": "end_turn", "stop_sequence": null,
+                    "usage": {"input_tokens": 20, "output_tokens": 30}
+                })
+                .to_string(),
+            )
+        }
+    };
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        let server = Server::start(vec![thinking_reply(stream), hello_reply(stream)]).await;
+        let model = model(&server, stream).thinking(2048);
+        let agent = brute_agent! {
+            use brute::SessionLog { path: path.clone() };
+            run model;
+        };
+        agent.start("Remember the number 7.").await.unwrap();
+        agent.start("Hello, Claude").await.unwrap();
+
+        let session = std::fs::read_to_string(&path).unwrap();
+        assert!(!session.contains(KEY), "{session}");
+        assert!(session.contains(SIGNATURE), "{session}");
+        // The second call was built from the session file: the signed thinking block
+        // went back with the assistant turn.
+        let second = server.requests()[1].json();
+        assert_eq!(
+            second["messages"],
+            json!([
+                {"role": "user", "content": "Remember the number 7."},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+                    {"type": "text", "text": "Noted."}
+                ]},
+                {"role": "user", "content": "Hello, Claude"}
+            ]),
+            "stream: {stream}"
+        );
+    }
+}
