@@ -76,13 +76,17 @@ impl ToolContext {
     /// command that prints `$OPENAI_API_KEY` does not put the key into the
     /// conversation or the session log.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
+        self.redact_owned(text.to_string())
+    }
+
+    /// [`ToolContext::redact`] without a copy when there is nothing to hide.
+    pub(crate) fn redact_owned(&self, mut text: String) -> String {
         for (label, value) in &self.secrets {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), label);
+            if text.contains(value.as_str()) {
+                text = text.replace(value.as_str(), label);
             }
         }
-        out
+        text
     }
 
     /// Sets the handler that answers `question`.

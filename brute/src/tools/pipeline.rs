@@ -17,7 +17,7 @@ use super::context::{
 };
 use super::error::ToolError;
 use super::set::{Prepared, ToolSet};
-use super::truncate::{Truncation, truncate};
+use super::truncate::{Truncation, truncate_owned};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -340,9 +340,9 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
             Ok(output) => (output.content, false),
             Err(error) => error_text(&name, &error),
         };
-        let text = context.redact(&text);
+        let text = context.redact_owned(text);
         (
-            truncate(&text, env.truncation, context.output_dir()),
+            truncate_owned(text, env.truncation, context.output_dir()),
             is_error,
         )
     }
@@ -378,14 +378,18 @@ impl<A: Handler<Env>, T: ToolSet> Handler<Env> for DefaultToolPipeline<A, T> {
         for call in &calls {
             env.emit(Event::ToolCallStart { call });
         }
-        let runs: Vec<_> = calls
-            .iter()
-            .map(|call| self.run_one(&shared.context, call.clone()))
-            .collect();
-        let results: Vec<(String, bool)> = futures_util::stream::iter(runs)
-            .buffered(self.concurrency.max(1))
-            .collect()
-            .await;
+        let results: Vec<(String, bool)> = if let [call] = calls.as_slice() {
+            vec![self.run_one(&shared.context, call.clone()).await]
+        } else {
+            let runs: Vec<_> = calls
+                .iter()
+                .map(|call| self.run_one(&shared.context, call.clone()))
+                .collect();
+            futures_util::stream::iter(runs)
+                .buffered(self.concurrency.max(1))
+                .collect()
+                .await
+        };
         for (call, (content, is_error)) in calls.iter().zip(results) {
             env.messages
                 .push(Message::tool_result(call.id.clone(), content));

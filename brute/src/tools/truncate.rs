@@ -40,14 +40,10 @@ pub enum Truncation {
 /// assert!(cut.contains("Full output saved to:"));
 /// ```
 pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
-    if direction == Truncation::None {
+    if direction == Truncation::None || fits(text) {
         return text.to_string();
     }
     let lines: Vec<&str> = text.lines().collect();
-    let long_line = lines.iter().any(|l| l.len() > MAX_LINE_LENGTH);
-    if lines.len() <= MAX_LINES && text.len() <= MAX_BYTES && !long_line {
-        return text.to_string();
-    }
     let total = lines.len();
     let cut_line = |line: &str| -> String {
         if line.len() <= MAX_LINE_LENGTH {
@@ -91,6 +87,24 @@ pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
         Err(err) => out.push_str(&format!("The full output could not be saved: {err}.")),
     }
     out
+}
+
+/// Whether `text` is within every limit (one pass, no allocation).
+pub(crate) fn fits(text: &str) -> bool {
+    text.len() <= MAX_BYTES
+        && text
+            .lines()
+            .enumerate()
+            .all(|(i, line)| i < MAX_LINES && line.len() <= MAX_LINE_LENGTH)
+}
+
+/// [`truncate`] without a copy when `text` fits.
+pub(crate) fn truncate_owned(text: String, direction: Truncation, dir: &Path) -> String {
+    if direction == Truncation::None || fits(&text) {
+        text
+    } else {
+        truncate(&text, direction, dir)
+    }
 }
 
 fn save_full(text: &str, dir: &Path) -> std::io::Result<std::path::PathBuf> {
