@@ -2,7 +2,7 @@
 //! by OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and OpenRouter.
 //!
 //! [`Codec`] turns an env into a request body and a response (JSON or an event stream)
-//! into a [`Completion`]; [`OpenAi`] (feature `openai`) sends it over HTTP.
+//! into a [`Completion`]; `OpenAi` (feature `openai`) sends it over HTTP.
 //!
 //! ```
 //! use brute::providers::openai::Codec;
