@@ -716,3 +716,19 @@ async fn reasoning_of_compatible_servers_is_kept_and_streamed() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_bad_base_url_is_rejected_not_retried() {
+    let model = OpenAi::compatible("localhost:11434/v1", "m");
+    let mut env = Env::new();
+    env.messages.push(Message::user("Hello!"));
+    let error = model_error(complete(&model, &env).await);
+    assert!(matches!(error, ModelError::Rejected(_)), "{error:?}");
+    assert!(!error.is_transient());
+    assert!(
+        error
+            .to_string()
+            .contains("localhost:11434/v1/chat/completions"),
+        "{error}"
+    );
+}
