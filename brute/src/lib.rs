@@ -144,12 +144,12 @@ pub use handler::{Handler, HandlerFn, handler_fn};
 pub use message::{Message, Role, ToolCall};
 pub use middleware::*;
 pub use model::{Completion, Model, Terminal, Usage, add_usage};
-pub use scripted::ScriptedModel;
 pub use providers::Replay;
 #[cfg(feature = "anthropic")]
 pub use providers::anthropic::Anthropic;
 #[cfg(feature = "openai")]
 pub use providers::openai::OpenAi;
+pub use scripted::ScriptedModel;
 pub use stack::{Kind, Middleware};
 pub use tool::ToolSpec;
 #[cfg(feature = "tools")]
