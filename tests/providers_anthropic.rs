@@ -625,3 +625,49 @@ async fn thinking_survives_the_session_file_and_the_key_never_reaches_it() {
         );
     }
 }
+
+#[tokio::test]
+async fn recorded_responses_replay_identically() {
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let tape = dir.path().join("tape.jsonl");
+        let server = Server::start(vec![tool_use_reply(stream)]).await;
+        let model = model(&server, stream).record_to(&tape);
+        let mut env = Env::new();
+        env.tools.push(weather_tool());
+        env.messages.push(Message::user(
+            "What's the weather like in San Francisco and Zürich?",
+        ));
+        let live = complete(&model, &env).await.unwrap();
+
+        let text = std::fs::read_to_string(&tape).unwrap();
+        assert!(!text.contains(KEY));
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["provider"], "anthropic");
+        assert!(
+            line.get(if stream { "sse" } else { "body" }).is_some(),
+            "{line}"
+        );
+
+        let replay = brute::Replay::from_file(&tape).unwrap();
+        let seen = Arc::new(Mutex::new(String::new()));
+        let log = seen.clone();
+        let mut agent = brute_agent! { run replay; };
+        agent.on(EventKind::ReasoningDelta, move |_env, event| {
+            if let Event::ReasoningDelta(text) = event {
+                log.lock().unwrap().push_str(text);
+            }
+        });
+        let outcome = agent
+            .start("What's the weather like in San Francisco and Zürich?")
+            .await
+            .unwrap();
+        assert_eq!(
+            outcome.message().unwrap(),
+            &live.message,
+            "stream: {stream}"
+        );
+        // A recorded stream replays as a stream: its deltas are emitted again.
+        assert_eq!(*seen.lock().unwrap(), if stream { THINKING } else { "" });
+    }
+}
