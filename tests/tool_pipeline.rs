@@ -472,3 +472,61 @@ async fn secrets_are_redacted_from_results() {
     assert_eq!(results[0].1, "token=[redacted]");
     assert_eq!(results[1].1, "Error: tool `fail`: bad [redacted]");
 }
+
+#[tokio::test]
+async fn a_full_stack_with_every_builtin_tool_runs_a_tool_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let log = dir.path().join("session.jsonl");
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                call("r", "read", json!({"file_path": "notes.txt"})),
+                call(
+                    "w",
+                    "write",
+                    json!({"file_path": "out.txt", "content": "bye\n"}),
+                ),
+                call(
+                    "s",
+                    "shell",
+                    json!({"command": "cat out.txt 2>/dev/null || echo none"}),
+                ),
+            ],
+        ),
+        Message::assistant("done"),
+    ]);
+    let agent = brute_agent! {
+        use brute::SessionLog { path: log.clone() };
+        use brute::SystemPrompt { prompt: "Be brief." };
+        use Loop::ToolResult;
+        use MaxIterations { max: 8 };
+        use brute::Retry { attempts: 2 };
+        use DefaultToolPipeline {
+            tools: brute::Tools::ALL,
+            root: dir.path(),
+            concurrency: 4,
+            timeout: Duration::from_secs(30),
+        };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.text(), Some("done"));
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0], ("r", "1\thello"));
+    assert!(
+        results[1].1.starts_with("Wrote 4 bytes to out.txt."),
+        "{}",
+        results[1].1
+    );
+    assert!(
+        results[2].1 == "bye\n" || results[2].1 == "none\n",
+        "{}",
+        results[2].1
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "bye\n"
+    );
+}

@@ -27,6 +27,7 @@ pub struct ToolContext {
     locks: PathLocks,
     todos: Mutex<Vec<TodoItem>>,
     questions: QuestionHandler,
+    asking: tokio::sync::Mutex<()>,
     delegate: DelegateModel,
     network: NetworkPolicy,
     output_dir: PathBuf,
@@ -50,6 +51,7 @@ impl ToolContext {
             locks: PathLocks::default(),
             todos: Mutex::new(Vec::new()),
             questions: QuestionHandler::default(),
+            asking: tokio::sync::Mutex::new(()),
             delegate: DelegateModel::default(),
             network: NetworkPolicy::default(),
             output_dir: OutputDir::default().resolve(),
@@ -148,6 +150,12 @@ impl ToolContext {
     /// The question handler.
     pub fn questions(&self) -> &QuestionHandler {
         &self.questions
+    }
+
+    /// Held while the user is asked, so that questions of concurrent calls are asked
+    /// one after the other.
+    pub(crate) async fn asking(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.asking.lock().await
     }
 
     /// The sub-agent model of `delegate`.
