@@ -345,6 +345,26 @@ async fn a_second_writer_gets_a_clear_session_is_locked_error() {
     assert_eq!(lines(&path).len(), 2);
 }
 
+/// A child process that is killed (SIGKILL) and reaped when dropped, so that a
+/// failing assertion never leaves it running.
+struct KillOnDrop(std::process::Child);
+
+impl KillOnDrop {
+    fn kill(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 const LOCK_CHILD: &str = "BRUTE_TEST_SESSION_LOCK_CHILD";
 
 /// The lock is an OS lock: it holds against another process, and the OS releases it
@@ -368,8 +388,9 @@ fn a_second_process_is_refused_while_the_first_holds_the_session() {
         .env(LOCK_CHILD, &path)
         .stdout(Stdio::piped())
         .spawn()
+        .map(KillOnDrop)
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
     let mut line = String::new();
     while !line.starts_with("locked") {
         line.clear();
@@ -380,8 +401,7 @@ fn a_second_process_is_refused_while_the_first_holds_the_session() {
     }
     let error = SessionFile::open(&path).unwrap_err();
     assert!(matches!(error, SessionError::Locked { .. }), "{error:?}");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     assert!(SessionFile::open(&path).is_ok());
 }
 
@@ -726,8 +746,9 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
             .env(CRASH_CHILD, &path)
             .stdout(Stdio::piped())
             .spawn()
+            .map(KillOnDrop)
             .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
         let mut acked: Vec<Message> = Vec::new();
         let mut line = String::new();
         // The history reloaded by this round is acknowledged as well: the child
@@ -743,8 +764,7 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
             }
         }
         std::thread::sleep(Duration::from_millis(delay_ms));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        child.kill(); // SIGKILL
         kills += 1;
         // Lines printed before the kill are acknowledged too.
         let mut rest = String::new();
