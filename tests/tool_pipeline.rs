@@ -530,3 +530,63 @@ async fn a_full_stack_with_every_builtin_tool_runs_a_tool_turn() {
         "bye\n"
     );
 }
+
+/// A stage of one's own in the per-call pipeline: records every call that reaches it
+/// and refuses `fail` calls.
+#[derive(brute::Middleware)]
+struct Audit<A> {
+    app: A,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl<'a, A, T> brute::Handler<brute::tools::ToolCallEnv<'a, T>> for Audit<A>
+where
+    A: brute::Handler<brute::tools::ToolCallEnv<'a, T>>,
+    T: brute::tools::ToolSet,
+{
+    async fn call(&self, env: &mut brute::tools::ToolCallEnv<'a, T>) -> Result<(), brute::Error> {
+        self.seen.lock().unwrap().push(env.call.name.clone());
+        if env.call.name == "fail" {
+            env.result = Some(Err(ToolError::Denied("the audit refuses it".into())));
+            return Ok(());
+        }
+        self.app.call(env).await
+    }
+}
+
+#[tokio::test]
+async fn the_per_call_pipeline_takes_stages_of_ones_own() {
+    use brute::tools::{Execute, Snapshot, Validate};
+    let dir = tempfile::tempdir().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let calls = vec![
+        call("a", "sleep", json!({"ms": 1, "label": "ran"})),
+        call("b", "fail", json!({"message": "x"})),
+        call("c", "nope", json!({})),
+    ];
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let per_call = brute::pipeline! {
+        use Validate;
+        use Audit { seen: seen.clone() };
+        use Snapshot;
+        run Execute;
+    };
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path(), pipeline: per_call };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0], ("a", "ran"));
+    assert_eq!(
+        results[1],
+        (
+            "b",
+            "Error: tool `fail`: the call was denied: the audit refuses it"
+        )
+    );
+    assert!(results[2].1.contains("unknown tool `nope`"));
+    // The unknown tool stopped at `Validate`, before the audit.
+    assert_eq!(*seen.lock().unwrap(), ["sleep", "fail"]);
+}

@@ -176,6 +176,14 @@ crate::pipeline! {
     run Execute;
 }
 
+/// When `DefaultToolPipeline`'s `pipeline` option is not set, its slot holds
+/// `MissingOption`, which runs [`StandardCallPipeline`].
+impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for crate::stack::MissingOption {
+    async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
+        standard_call_pipeline().call(env).await
+    }
+}
+
 /// Builds [`StandardCallPipeline`] with the same macro as agents.
 pub fn standard_call_pipeline() -> StandardCallPipeline {
     crate::pipeline! {
@@ -228,11 +236,16 @@ pub fn standard_call_pipeline() -> StandardCallPipeline {
 /// ```
 #[derive(crate::Middleware)]
 #[middleware(crate = crate, provides = crate::kind::ToolPipeline)]
-pub struct DefaultToolPipeline<A, T> {
+pub struct DefaultToolPipeline<A, T, P> {
     app: A,
     /// The tools: [`Tools::ALL`](super::Tools::ALL), a tuple of tools, a
     /// [`tools!`](crate::tools!) list or a [`Registry`](super::Registry).
     tools: T,
+    /// The per-call pipeline, built with [`pipeline!`](crate::pipeline!) over
+    /// [`ToolCallEnv`] (default: [`StandardCallPipeline`], validate → snapshot →
+    /// execute). Add stages of your own between them:
+    /// `pipeline: brute::pipeline! { use Validate; use MyAudit; use Snapshot; run Execute; }`.
+    pipeline: P,
     /// The directory filesystem tools are confined to (default: the working directory
     /// when the pipeline first runs).
     #[middleware(into)]
@@ -274,7 +287,7 @@ struct Shared {
     specs: Vec<ToolSpec>,
 }
 
-impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
+impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
     fn shared(&self) -> Result<&Shared, Error> {
         if let Some(shared) = self.shared.get() {
             return Ok(shared);
@@ -311,7 +324,13 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
     pub fn context(&self) -> Result<&ToolContext, Error> {
         self.shared().map(|s| &s.context)
     }
+}
 
+impl<A, T, P> DefaultToolPipeline<A, T, P>
+where
+    T: ToolSet,
+    P: for<'a> Handler<ToolCallEnv<'a, T>>,
+{
     /// Runs one call through approval, the per-call pipeline, the timeout and the
     /// panic guard; returns the result text and whether it is an error.
     async fn run_one(&self, context: &ToolContext, mut call: ToolCall) -> (String, bool) {
@@ -323,8 +342,7 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
         let name = call.name.clone();
         let limit = self.timeouts.get(&name).unwrap_or(self.timeout);
         let mut env = ToolCallEnv::new(call, &self.tools, context);
-        let pipeline = standard_call_pipeline();
-        let run = tokio::time::timeout(limit, pipeline.call(&mut env));
+        let run = tokio::time::timeout(limit, self.pipeline.call(&mut env));
         let outcome = AssertUnwindSafe(run).catch_unwind().await;
         let result = match outcome {
             Err(panic) => Err(ToolError::Panicked(panic_message(&*panic))),
@@ -362,7 +380,12 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-impl<A: Handler<Env>, T: ToolSet> Handler<Env> for DefaultToolPipeline<A, T> {
+impl<A, T, P> Handler<Env> for DefaultToolPipeline<A, T, P>
+where
+    A: Handler<Env>,
+    T: ToolSet,
+    P: for<'a> Handler<ToolCallEnv<'a, T>>,
+{
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
         for spec in &shared.specs {
