@@ -209,7 +209,8 @@ pub fn standard_call_pipeline() -> StandardCallPipeline {
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
 /// - outputs longer than 2,000 lines or 50 KiB are cut, and the full text is saved
-///   in `output_dir`, named in the result;
+///   in `output_dir`, named in the result (saved outputs older than a week are deleted
+///   when the pipeline first runs);
 /// - secrets from the environment (and the values of `redact`) are replaced by
 ///   placeholders in every result.
 ///
@@ -310,6 +311,8 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
             .with_network(self.network.clone())
             .with_output_dir(self.output_dir.resolve())
             .with_redactions(self.redact.clone());
+        // Saved outputs of earlier runs older than a week are deleted (best effort).
+        super::truncate::cleanup(context.output_dir(), super::truncate::RETENTION);
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
         Ok(self.shared.get_or_init(|| Shared { context, specs }))
