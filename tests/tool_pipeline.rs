@@ -259,7 +259,9 @@ async fn a_model_that_corrects_itself_sees_every_result() {
         ),
         Message::assistant("all good"),
     ]);
+    let session = dir.path().join("session.jsonl");
     let mut agent = brute_agent! {
+        use brute::SessionLog { path: session.clone() };
         use Loop::ToolResult;
         use MaxIterations { max: 10 };
         use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path() };
@@ -310,6 +312,32 @@ async fn a_model_that_corrects_itself_sees_every_result() {
     assert_eq!(starts.load(Ordering::SeqCst), 3);
     // Tools are advertised once, not once per pass.
     assert_eq!(outcome.env.tools.len(), 2);
+    // The session log holds the three results, each after its call.
+    let lines: Vec<Message> = std::fs::read_to_string(&session)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let logged: Vec<&str> = lines
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.tool_call_id.as_deref().unwrap())
+        .collect();
+    assert_eq!(logged, ["u1", "u2", "u3"]);
+    let roles: Vec<Role> = lines.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
 }
 
 #[tokio::test]
