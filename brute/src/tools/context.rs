@@ -229,7 +229,11 @@ impl From<Vec<String>> for Redactions {
     }
 }
 
-/// The prior states of changed files, newest last per file, for `undo`.
+/// Snapshots kept per file; older ones are dropped.
+const MAX_SNAPSHOTS: usize = 50;
+
+/// The prior states of changed files, newest last per file, for `undo` (the last 50
+/// per file).
 #[derive(Default, Debug)]
 pub struct SnapshotStore {
     stacks: Mutex<HashMap<PathBuf, Vec<Option<Vec<u8>>>>>,
@@ -247,10 +251,12 @@ impl SnapshotStore {
             Ok(_) => return false,
             Err(_) => None,
         };
-        self.lock()
-            .entry(path.to_path_buf())
-            .or_default()
-            .push(state);
+        let mut stacks = self.lock();
+        let stack = stacks.entry(path.to_path_buf()).or_default();
+        if stack.len() == MAX_SNAPSHOTS {
+            stack.remove(0);
+        }
+        stack.push(state);
         true
     }
 
@@ -718,5 +724,9 @@ mod tests {
         assert_eq!(store.pop(&file), Some(Some(b"one".to_vec())));
         assert_eq!(store.pop(&file), Some(None));
         assert_eq!(store.pop(&file), None);
+        for _ in 0..MAX_SNAPSHOTS + 5 {
+            store.save(&file);
+        }
+        assert_eq!(store.depth(&file), MAX_SNAPSHOTS);
     }
 }
