@@ -365,6 +365,41 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// The lock is released by an explicit unlock, not by closing the file: a process
+/// spawned by another thread holds a copy of the lock's descriptor until its exec, and
+/// the next turn on the session must not see that copy as another writer.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_in_a_row_are_not_refused_while_other_threads_spawn_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.jsonl");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spawner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                Command::new("true").status().unwrap();
+            }
+        })
+    };
+    let agent = brute_agent! {
+        use SessionLog { path: path.clone(), sync: false };
+        run |_env| async { Ok(Message::assistant("ok")) };
+    };
+    let mut refused = 0;
+    for n in 0..200 {
+        match agent.start(format!("turn {n}")).await {
+            Ok(_) => {}
+            Err(Error::Session(SessionError::Locked { .. })) => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spawner.join().unwrap();
+    assert_eq!(refused, 0, "turns were refused by a stale lock");
+    assert_eq!(lines(&path).len(), 400);
+}
+
 const LOCK_CHILD: &str = "BRUTE_TEST_SESSION_LOCK_CHILD";
 
 /// The lock is an OS lock: it holds against another process, and the OS releases it

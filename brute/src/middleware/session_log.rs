@@ -138,8 +138,8 @@ fn io_error<'a>(
 pub struct SessionFile {
     path: PathBuf,
     file: File,
-    /// Held for the life of the value: the OS lock is released when it closes.
-    _lock: File,
+    /// Held for the life of the value.
+    _lock: LockGuard,
     /// The file's length, to undo a partial append.
     len: u64,
     buf: Vec<u8>,
@@ -231,6 +231,7 @@ impl SessionFile {
                 return Err(io_error(&lock_path, "lock the session")(e));
             }
         }
+        let lock = LockGuard(lock);
 
         let Parsed {
             mut messages,
@@ -372,6 +373,19 @@ impl SessionFile {
                 Err(e)
             }
         }
+    }
+}
+
+/// The session's OS lock, released by an explicit unlock on drop rather than by
+/// closing: a child process spawned by another thread holds a copy of every descriptor
+/// between its fork and its exec, and a lock released only by closing would stay held
+/// until that exec (a spurious "session is locked" for the next turn).
+#[derive(Debug)]
+struct LockGuard(File);
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
     }
 }
 
