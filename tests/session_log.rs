@@ -120,6 +120,38 @@ async fn the_file_round_trips_tool_calls_and_reasoning_losslessly() {
     ));
 }
 
+/// A file written by other tools may hold a system message: it is loaded (so
+/// `SystemPrompt` adds none), and the turn's messages are still all written.
+#[tokio::test]
+async fn a_session_that_starts_with_a_system_line_keeps_every_new_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sys.jsonl");
+    let before = [
+        Message::system("Be brief."),
+        Message::user("hi"),
+        Message::assistant("hello"),
+    ];
+    let text: String = before
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap() + "\n")
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let agent = brute_agent! {
+        use SessionLog { path: path.clone() };
+        use SystemPrompt { prompt: "ignored: the session has one" };
+        run |_env| async { Ok(Message::assistant("still here")) };
+    };
+    let outcome = agent.start("again").await.unwrap();
+    assert_eq!(outcome.env.messages[0], Message::system("Be brief."));
+    assert_eq!(outcome.env.messages.len(), 5);
+    let saved = lines(&path);
+    assert_eq!(saved[..3], before);
+    assert_eq!(
+        saved[3..],
+        [Message::user("again"), Message::assistant("still here")]
+    );
+}
+
 #[tokio::test]
 async fn missing_parent_directories_are_created() {
     let dir = tempfile::tempdir().unwrap();

@@ -256,8 +256,14 @@ impl SessionFile {
         }
         match repair(&mut messages) {
             Repair::None => {}
-            Repair::Appended(n) => session.append(&messages[messages.len() - n..])?,
-            Repair::Inserted => session.rewrite(&messages)?,
+            Repair::Appended(n) => {
+                tracing::warn!(brute.session.path = %path.display(), brute.session.repaired = n, "session had tool calls without a result (a crash?): synthetic error results appended");
+                session.append(&messages[messages.len() - n..])?;
+            }
+            Repair::Inserted => {
+                tracing::warn!(brute.session.path = %path.display(), "session had tool calls without a result before later messages: synthetic error results inserted, file rewritten");
+                session.rewrite(&messages)?;
+            }
         }
         Ok((session, messages))
     }
@@ -486,9 +492,9 @@ fn leading_system(messages: &[Message]) -> usize {
 }
 
 impl Writer {
-    fn new(file: SessionFile, env: &Env, loaded: usize) -> Self {
+    /// A writer for `env`, whose messages before `cursor` are in the file.
+    fn new(file: SessionFile, env: &Env, cursor: usize) -> Self {
         let lead = leading_system(&env.messages);
-        let cursor = lead + loaded;
         let last = env.messages[..cursor]
             .iter()
             .enumerate()
@@ -630,7 +636,8 @@ impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
             let lead = leading_system(&env.messages);
             let count = loaded.len();
             env.messages.splice(lead..lead, loaded);
-            let writer = Writer::new(file, env, count);
+            // What the file holds ends where the loaded messages end.
+            let writer = Writer::new(file, env, lead + count);
             let id = env.add_checkpoint(writer);
             // The prompt (and anything the caller prepared) is durable before the turn runs.
             let result = match env.checkpoint() {
