@@ -149,11 +149,38 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         .find(|(n, _)| n == "brute.session_log")
         .unwrap();
     assert_eq!(session.1["brute.session.loaded"], "0");
-    // Message content stays out of traces unless capture is switched on.
+    // Message content stays out of traces unless capture is switched on with the
+    // OpenTelemetry variable.
     let events = state.events.lock().unwrap();
     let everything = format!("{:?} {:?}", *spans, *events);
+    if std::env::var(CAPTURE).is_ok() {
+        assert!(
+            events.iter().any(|e| e
+                .get("gen_ai.output.content")
+                .is_some_and(|c| c == "a secret answer")),
+            "content not captured: {everything}"
+        );
+        return;
+    }
     assert!(
         !everything.contains("secret"),
         "content leaked into traces: {everything}"
     );
+    // The same test with capture switched on, in a fresh process (the variable is
+    // read once per process).
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content",
+        ])
+        .env(CAPTURE, "true")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "with {CAPTURE}=true the content was not captured"
+    );
 }
+
+const CAPTURE: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
