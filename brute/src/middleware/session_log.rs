@@ -1,38 +1,5 @@
 //! `SessionLog`: the session as a JSONL file, one message per line, durable as the
-//! turn runs.
-//!
-//! The format is [`Message`]'s serde form, one message per line, exactly as the Ruby
-//! original wrote it. What the middleware guarantees:
-//!
-//! - **Way in**: the file's messages are put before the turn's (after any leading
-//!   system message the caller prepared), so the turn continues the conversation.
-//! - **Durable as the turn runs**: `SessionLog` registers a [`Checkpoint`] in the env;
-//!   the terminal calls [`Env::checkpoint`] before and after every model call (and a
-//!   tool pipeline after every tool result), so every message is on disk before the
-//!   next model call. New messages are appended (O(1) in the history length) and the
-//!   file is fsynced once per checkpoint.
-//! - **Rewrites are atomic**: when the history was rewritten (a layer called
-//!   [`Env::history_rewritten`], or the saved messages no longer match), the file is
-//!   replaced: temp file in the same directory, fsync, rename, fsync of the directory.
-//! - **Crash repair**: a tool call left without its result by a crash gets a synthetic
-//!   error result when the file is loaded, and the repair is written back.
-//! - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
-//!   and the line; the file is left untouched.
-//! - **One writer**: the session is locked (an OS lock on `<path>.lock`) for the whole
-//!   turn; a second writer gets [`SessionError::Locked`].
-//!
-//! `system` messages are never written: `SystemPrompt` adds them each turn.
-//!
-//! For layers of your own: a layer that appends messages between model calls (a tool
-//! pipeline) calls [`Env::checkpoint`] after each one, so that a crash loses nothing it
-//! completed; a layer that removes or edits earlier messages (compaction) calls
-//! [`Env::history_rewritten`], so that the file is replaced rather than appended to. An
-//! edit that is not announced is still caught when the last saved message changed.
-//!
-//! The file I/O is synchronous, in the task running the turn: one `write` (and, with
-//! `sync`, one `fsync`) per checkpoint with new messages, nothing for a checkpoint
-//! without. Loading reads the whole file (about 1.4 s per million messages here, see
-//! `BENCHMARKS.md`).
+//! turn runs. See [`SessionLog`] for the guarantees.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -574,14 +541,46 @@ impl Checkpoint for Writer {
 }
 
 /// Keeps the conversation in a JSONL session file: loads it on the way in, and makes
-/// every message of the turn durable as the turn runs (see the [module
-/// docs](self) for the guarantees).
+/// every message of the turn durable as the turn runs.
+///
+/// The format is [`Message`]'s serde form, one message per line, exactly as the Ruby
+/// original wrote it. What the middleware guarantees:
+///
+/// - **Way in**: the file's messages are put before the turn's (after any leading
+///   system message the caller prepared), so the turn continues the conversation.
+/// - **Durable as the turn runs**: `SessionLog` registers a [`Checkpoint`] in the env;
+///   the terminal calls [`Env::checkpoint`] before and after every model call (and a
+///   tool pipeline after every tool result), so every message is on disk before the
+///   next model call. New messages are appended (O(1) in the history length) and the
+///   file is fsynced once per checkpoint.
+/// - **Rewrites are atomic**: when the history was rewritten (a layer called
+///   [`Env::history_rewritten`], or the saved messages no longer match), the file is
+///   replaced: temp file in the same directory, fsync, rename, fsync of the directory.
+/// - **Crash repair**: a tool call left without its result by a crash gets a synthetic
+///   error result when the file is loaded, and the repair is written back.
+/// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
+///   and the line; the file is left untouched.
+/// - **One writer**: the session is locked (an OS lock on `<path>.lock`) for the whole
+///   turn; a second writer gets [`SessionError::Locked`].
+///
+/// `system` messages are never written: `SystemPrompt` adds them each turn.
+///
+/// For layers of your own: a layer that appends messages between model calls (a tool
+/// pipeline) calls [`Env::checkpoint`] after each one, so that a crash loses nothing it
+/// completed; a layer that removes or edits earlier messages (compaction) calls
+/// [`Env::history_rewritten`], so that the file is replaced rather than appended to. An
+/// edit that is not announced is still caught when the last saved message changed.
+///
+/// The file I/O is synchronous, in the task running the turn: one `write` (and, with
+/// `sync`, one `fsync`) per checkpoint with new messages, nothing for a checkpoint
+/// without. Loading reads the whole file (about 1.4 s per million messages here, see
+/// `BENCHMARKS.md`).
 ///
 /// Sits outside every loop and every compaction layer, at most once per stack
 /// (checked at compile time: it provides [`kind::SessionLog`](crate::kind::SessionLog)).
 ///
 /// ```
-/// use brute::{brute_agent, Loop, MaxIterations, Message, ScriptedModel, SessionLog, SystemPrompt};
+/// use brute::{brute_agent, Message, ScriptedModel, SessionLog, SystemPrompt};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let dir = tempfile_dir();
