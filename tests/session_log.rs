@@ -152,6 +152,47 @@ async fn a_session_that_starts_with_a_system_line_keeps_every_new_message() {
     );
 }
 
+/// One agent, shared by tasks, serves many sessions at once: each turn names its file
+/// with a `SessionPath` extension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shared_agent_runs_many_sessions_concurrently() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Arc::new(brute_agent! {
+        use SessionLog;
+        use SystemPrompt { prompt: "sys" };
+        run memory_model();
+    });
+    let names = [
+        "Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken",
+    ];
+    let mut tasks = Vec::new();
+    for name in names {
+        let agent = agent.clone();
+        let path = dir.path().join(format!("{name}.jsonl"));
+        tasks.push(tokio::spawn(async move {
+            for prompt in [format!("My name is {name}."), "What's my name?".to_string()] {
+                let mut env = agent.env();
+                env.extensions.insert(brute::SessionPath(path.clone()));
+                env.messages.push(Message::user(prompt));
+                let outcome = agent.turn(env).await.unwrap();
+                if outcome.env.messages.len() > 3 {
+                    return outcome.text().map(str::to_string);
+                }
+            }
+            None
+        }));
+    }
+    for (name, task) in names.iter().zip(tasks) {
+        assert_eq!(
+            task.await.unwrap().as_deref(),
+            Some(format!("Your name is {name}.").as_str())
+        );
+        assert_eq!(lines(&dir.path().join(format!("{name}.jsonl"))).len(), 4);
+    }
+    // The configured default path (`session.jsonl` in the working directory) was never used.
+    assert!(!Path::new("session.jsonl").exists());
+}
+
 #[tokio::test]
 async fn missing_parent_directories_are_created() {
     let dir = tempfile::tempdir().unwrap();

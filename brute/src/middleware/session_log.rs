@@ -611,7 +611,8 @@ impl Checkpoint for Writer {
 #[middleware(crate = crate, provides = crate::kind::SessionLog)]
 pub struct SessionLog<A> {
     app: A,
-    /// The session file. Missing parent directories are created.
+    /// The session file. Missing parent directories are created. A [`SessionPath`] in
+    /// the env's extensions overrides it for one turn.
     #[middleware(into, default = "session.jsonl")]
     path: PathBuf,
     /// fsync the file at each checkpoint (the default). `false` only writes to the OS:
@@ -620,17 +621,44 @@ pub struct SessionLog<A> {
     sync: bool,
 }
 
+/// The session file of one turn, overriding `SessionLog`'s `path` option: put it in
+/// the env's extensions, so that one shared agent serves many sessions at once.
+///
+/// ```
+/// use brute::{brute_agent, Message, SessionLog, SessionPath};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-sp-{}", std::process::id()));
+/// let agent = brute_agent! {
+///     use SessionLog;
+///     run |_env| async { Ok(Message::assistant("hi")) };
+/// };
+/// let mut env = agent.env();
+/// env.extensions.insert(SessionPath(dir.join("alice.jsonl")));
+/// env.messages.push(Message::user("hello"));
+/// agent.turn(env).await?;
+/// assert!(dir.join("alice.jsonl").exists());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPath(pub PathBuf);
+
 impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
     fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        let path = env
+            .extensions
+            .get::<SessionPath>()
+            .map_or_else(|| self.path.clone(), |p| p.0.clone());
         let span = tracing::info_span!(
             "brute.session_log",
             brute.layer = "SessionLog",
-            brute.session.path = %self.path.display(),
+            brute.session.path = %path.display(),
             brute.session.loaded = tracing::field::Empty,
         );
         let record = span.clone();
         async move {
-            let (file, loaded) = SessionFile::open_with(&self.path, self.sync)?;
+            let (file, loaded) = SessionFile::open_with(&path, self.sync)?;
             record.record("brute.session.loaded", loaded.len());
             let lead = leading_system(&env.messages);
             let count = loaded.len();
