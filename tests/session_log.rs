@@ -775,62 +775,91 @@ impl Model for SlowModel {
     }
 }
 
-/// The child: runs turns forever, printing every message once it is durable (each
-/// event below fires after a checkpoint).
-fn crash_child(path: &str) {
+/// The tool of the `DefaultToolPipeline` crash child: takes a while, echoes its text.
+#[brute::tool]
+async fn echo(
+    /// What to echo.
+    text: String,
+) -> Result<String, brute::tools::ToolError> {
+    tokio::time::sleep(Duration::from_millis(7)).await;
+    Ok(text)
+}
+
+/// Prints every message of `env` not printed yet: called from event handlers that fire
+/// right after a checkpoint, so everything printed is durable.
+fn ack(printed: &Mutex<usize>, env: &Env) {
+    let durable: Vec<&Message> = env
+        .messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .collect();
+    let mut printed = printed.lock().unwrap();
+    for message in &durable[*printed..] {
+        println!("ack {}", serde_json::to_string(message).unwrap());
+    }
+    *printed = durable.len();
+}
+
+/// The child: runs turns forever, printing every message once it is durable. With the
+/// test-local pipeline, which checkpoints after each tool result, tool results are
+/// acknowledged one by one; with `DefaultToolPipeline` (`stack == "default"`), messages
+/// are acknowledged at the terminal's checkpoints around each model call.
+fn crash_child(path: &str, stack: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    let printed = Arc::new(Mutex::new(0usize));
+    // Each turn reloads the history, so the count of durable messages only grows.
     runtime.block_on(async {
-        let printed = Arc::new(Mutex::new(0usize));
-        let mut agent = brute_agent! {
-            use SessionLog { path: PathBuf::from(path) };
-            use SystemPrompt { prompt: "sys" };
-            use Loop::ToolResult;
-            use MaxIterations { max: 10 };
-            use RunTools { delay: Duration::from_millis(7) };
-            run SlowModel;
-        };
-        for kind in [
-            EventKind::ModelRequest,
-            EventKind::ModelResponse,
-            EventKind::ToolResult,
-        ] {
-            let printed = printed.clone();
-            agent.on(kind, move |env, _event| {
-                let durable: Vec<&Message> = env
-                    .messages
-                    .iter()
-                    .filter(|m| m.role != Role::System)
-                    .collect();
-                let mut printed = printed.lock().unwrap();
-                for message in &durable[*printed..] {
-                    println!("ack {}", serde_json::to_string(message).unwrap());
-                }
-                *printed = durable.len();
-            });
-        }
-        // Each turn reloads the history, so the count of durable messages only grows.
-        for n in 0.. {
-            agent.start(format!("task {n}")).await.unwrap();
+        if stack == "default" {
+            let mut agent = brute_agent! {
+                use SessionLog { path: PathBuf::from(path) };
+                use SystemPrompt { prompt: "sys" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 10 };
+                use brute::DefaultToolPipeline { tools: (Echo,), root: std::env::temp_dir() };
+                run SlowModel;
+            };
+            for kind in [EventKind::ModelRequest, EventKind::ModelResponse] {
+                let printed = printed.clone();
+                agent.on(kind, move |env, _event| ack(&printed, env));
+            }
+            for n in 0.. {
+                agent.start(format!("task {n}")).await.unwrap();
+            }
+        } else {
+            let mut agent = brute_agent! {
+                use SessionLog { path: PathBuf::from(path) };
+                use SystemPrompt { prompt: "sys" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 10 };
+                use RunTools { delay: Duration::from_millis(7) };
+                run SlowModel;
+            };
+            for kind in [
+                EventKind::ModelRequest,
+                EventKind::ModelResponse,
+                EventKind::ToolResult,
+            ] {
+                let printed = printed.clone();
+                agent.on(kind, move |env, _event| ack(&printed, env));
+            }
+            for n in 0.. {
+                agent.start(format!("task {n}")).await.unwrap();
+            }
         }
     });
 }
 
-#[cfg(unix)]
-#[test]
-fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
-    if let Ok(path) = std::env::var(CRASH_CHILD) {
-        crash_child(&path);
-        return;
-    }
+/// Runs the crash child of `test` (this binary, re-executed) on one session eight
+/// times, killing it with SIGKILL after different numbers of acknowledged messages and
+/// at different delays after the last one (so that kills land during model calls,
+/// during tools, and right after writes), and checks the session after each kill.
+fn kill_rounds(test: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.jsonl");
     let mut kills = 0;
-    // Kill after different numbers of acknowledged messages, and at different delays
-    // after the last one, so that kills land during model calls, during tools, and
-    // right after writes.
     for (round, (acks, delay_ms)) in [
         (1, 0),
         (3, 4),
@@ -846,11 +875,7 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
     {
         let prior = SessionFile::read(&path).unwrap().len();
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call",
-                "--nocapture",
-            ])
+            .args(["--exact", test, "--nocapture"])
             .env(CRASH_CHILD, &path)
             .stdout(Stdio::piped())
             .spawn()
@@ -897,4 +922,25 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
     // Every round made at least its prompt durable.
     let saved = SessionFile::read(&path).unwrap();
     assert!(saved.iter().filter(|m| m.role == Role::User).count() >= 8);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
+    if let Ok(path) = std::env::var(CRASH_CHILD) {
+        crash_child(&path, "local");
+        return;
+    }
+    kill_rounds("sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call");
+}
+
+/// The same with the real tool pipeline (`DefaultToolPipeline`, issue 4).
+#[cfg(unix)]
+#[test]
+fn sigkill_with_the_default_tool_pipeline_leaves_no_dangling_call() {
+    if let Ok(path) = std::env::var(CRASH_CHILD) {
+        crash_child(&path, "default");
+        return;
+    }
+    kill_rounds("sigkill_with_the_default_tool_pipeline_leaves_no_dangling_call");
 }
