@@ -1,6 +1,7 @@
 //! The session log's costs: appending one message at 10 and 100,000 prior messages
 //! (the real path: a message pushed, then `env.checkpoint()` inside `SessionLog`),
-//! loading a 100,000-message file, and the atomic rewrite of one.
+//! loading a 100,000-message file, the atomic rewrite of one, and what the terminal's
+//! spans and checkpoints add to a model call when nothing listens.
 //!
 //! Run: `cargo bench --bench session_log`
 
@@ -11,8 +12,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use brute::{Env, Handler, Message, SessionFile, SessionLog, ToolCall, handler_fn, pipeline};
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use brute::{
+    Completion, Env, Event, Handler, Message, Model, SessionFile, SessionLog, Terminal, ToolCall,
+    add_usage, handler_fn, pipeline,
+};
+use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group};
 
 /// A realistic mix: user prompts, tool calls, tool results of some length, answers.
 fn message(i: usize) -> Message {
@@ -45,17 +49,21 @@ fn write_session(path: &Path, n: usize) {
     file.rewrite(&messages).unwrap();
 }
 
-/// Times `iters` appends of one message each through `SessionLog`'s checkpoint, on a
-/// session that holds `prior` messages.
-fn append_through_session_log(path: &Path, sync: bool, iters: u64) -> Duration {
+/// Times `iters` checkpoints through `SessionLog`'s writer on a session that holds
+/// what `path` holds; with `push`, one new message is appended before each.
+fn checkpoints_through_session_log(path: &Path, sync: bool, push: bool, iters: u64) -> Duration {
     let elapsed = Arc::new(Mutex::new(Duration::ZERO));
     let out = elapsed.clone();
     let stack = pipeline! {
         use SessionLog { path: path.to_path_buf(), sync: sync };
         run handler_fn(move |env: &mut Env| {
+            // Growing a 100,000-message Vec is not the session log's cost.
+            env.messages.reserve(iters as usize);
             let start = Instant::now();
             for i in 0..iters {
-                env.messages.push(message(i as usize % 4 + 1));
+                if push {
+                    env.messages.push(message(i as usize % 4 + 1));
+                }
                 env.checkpoint().unwrap();
             }
             *out.lock().unwrap() = start.elapsed();
@@ -66,29 +74,114 @@ fn append_through_session_log(path: &Path, sync: bool, iters: u64) -> Duration {
         .build()
         .unwrap();
     let mut env = Env::new();
+    env.messages.push(Message::system("You are terse."));
     runtime.block_on(stack.call(&mut env)).unwrap();
     *elapsed.lock().unwrap()
 }
 
 fn append(c: &mut Criterion) {
-    let mut group = c.benchmark_group("session_log/append_one_message");
+    let mut group = c.benchmark_group("session_log/checkpoint");
     group
+        .sampling_mode(SamplingMode::Flat)
         .sample_size(20)
-        .measurement_time(Duration::from_secs(4));
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
     for prior in [10usize, 100_000] {
-        for sync in [true, false] {
+        for (label, sync, push) in [
+            ("append_one_fsync", true, true),
+            ("append_one_no_fsync", false, true),
+            ("nothing_new", true, false),
+        ] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("s.jsonl");
-            let label = if sync { "fsync" } else { "no_fsync" };
             group.bench_with_input(BenchmarkId::new(label, prior), &prior, |b, &prior| {
                 b.iter_custom(|iters| {
                     // Same starting size for every sample.
                     write_session(&path, prior);
-                    append_through_session_log(&path, sync, iters)
+                    checkpoints_through_session_log(&path, sync, push, iters)
                 })
             });
         }
     }
+    group.finish();
+}
+
+/// The terminal's body as it was before the spans and checkpoints were added.
+async fn old_terminal<M: Model>(model: &M, env: &mut Env) -> Result<(), brute::Error> {
+    env.emit(Event::ModelRequest {
+        messages: env.messages.len(),
+        tools: env.tools.len(),
+    });
+    let Completion { message, usage } = model.complete(env).await?;
+    if let Some(usage) = &usage {
+        add_usage(env, usage);
+    }
+    env.messages.push(message);
+    if let Some(message) = env.messages.last() {
+        env.emit(Event::ModelResponse {
+            message,
+            usage: usage.as_ref(),
+        });
+    }
+    Ok(())
+}
+
+/// What the tracing spans and the two checkpoints cost per model call when no
+/// subscriber and no session log are installed: the terminal against a hand-written
+/// call of the same model, side by side.
+fn terminal_overhead(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let model = |_env: &Env| async { Ok::<_, brute::Error>(Message::assistant("ok")) };
+    let terminal = Terminal::new(model);
+    let mut group = c.benchmark_group("per_model_call");
+    group.bench_function("hand-written call + push", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let mut env = Env::new();
+                env.messages.push(Message::user("hi"));
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let completion = Model::complete(&model, &env).await.unwrap();
+                    env.messages.push(completion.message);
+                    black_box(env.messages.pop());
+                }
+                start.elapsed()
+            })
+        })
+    });
+    group.bench_function(
+        "Terminal before spans and checkpoints (emit, call, push, emit)",
+        |b| {
+            b.iter_custom(|iters| {
+                runtime.block_on(async {
+                    let mut env = Env::new();
+                    env.messages.push(Message::user("hi"));
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        old_terminal(&model, &mut env).await.unwrap();
+                        black_box(env.messages.pop());
+                    }
+                    start.elapsed()
+                })
+            })
+        },
+    );
+    group.bench_function("Terminal (span + checkpoints + events)", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let mut env = Env::new();
+                env.messages.push(Message::user("hi"));
+                let start = Instant::now();
+                for _ in 0..iters {
+                    terminal.call(&mut env).await.unwrap();
+                    black_box(env.messages.pop());
+                }
+                start.elapsed()
+            })
+        })
+    });
     group.finish();
 }
 
@@ -117,5 +210,50 @@ fn load_and_rewrite(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, append, load_and_rewrite);
-criterion_main!(benches);
+/// Latency percentiles of single appends (20,000 of them, one message each, through
+/// `SessionLog`'s checkpoint, no fsync): the mean hides that almost every append is
+/// fast and a few wait for the OS, so the distribution is printed too.
+fn append_percentiles() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for prior in [10usize, 100_000] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_session(&path, prior);
+        let stack = pipeline! {
+            use SessionLog { path: path.clone(), sync: false };
+            run handler_fn(move |env: &mut Env| {
+                const N: usize = 20_000;
+                env.messages.reserve(N);
+                let mut times = Vec::with_capacity(N);
+                for i in 0..N {
+                    let start = Instant::now();
+                    env.messages.push(message(i % 4 + 1));
+                    env.checkpoint().unwrap();
+                    times.push(start.elapsed());
+                }
+                times.sort();
+                let mean = times.iter().sum::<Duration>() / N as u32;
+                eprintln!(
+                    "append_percentiles/no_fsync/{prior}: p50 {:?}  p90 {:?}  p99 {:?}  max {:?}  mean {mean:?}",
+                    times[N / 2],
+                    times[N * 9 / 10],
+                    times[N * 99 / 100],
+                    times[N - 1]
+                );
+                async { Ok(()) }
+            });
+        };
+        let mut env = Env::new();
+        runtime.block_on(stack.call(&mut env)).unwrap();
+    }
+}
+
+criterion_group!(benches, append, load_and_rewrite, terminal_overhead);
+
+fn main() {
+    append_percentiles();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

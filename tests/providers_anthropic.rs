@@ -267,7 +267,11 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
 
 async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<String>) {
     let server = Server::start(vec![tool_use_reply(stream), answer_reply(stream)]).await;
-    let model = model(&server, stream).max_tokens(16000).thinking(10000);
+    let model = model(&server, stream)
+        .max_tokens(16000)
+        .thinking(10000)
+        .stop(["END"])
+        .param("tool_choice", json!({"type": "auto"}));
     let reasoning = Arc::new(Mutex::new(Vec::<String>::new()));
     let log = reasoning.clone();
     let mut agent = brute_agent! { run model.clone(); };
@@ -338,6 +342,13 @@ async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<
         json!({"type": "enabled", "budget_tokens": 10000})
     );
     assert_eq!(first_body["max_tokens"], json!(16000));
+    assert_eq!(first_body["stop_sequences"], json!(["END"]));
+    assert_eq!(first_body["tool_choice"], json!({"type": "auto"}));
+    assert_eq!(first_body["model"], json!("claude-sonnet-4-5"));
+    assert_eq!(
+        first_body["stream"],
+        if stream { json!(true) } else { Value::Null }
+    );
     assert_eq!(first_body["system"], json!("You are a weather bot."));
     let second_body = requests[1].json();
     assert_eq!(second_body["tools"], tools);
@@ -550,5 +561,113 @@ async fn a_silent_server_hits_the_timeout() {
         env.messages.push(Message::user("Hello"));
         let error = model_error(complete(&model, &env).await);
         assert_eq!(error, ModelError::Timeout(Duration::from_millis(200)));
+    }
+}
+
+#[tokio::test]
+async fn thinking_survives_the_session_file_and_the_key_never_reaches_it() {
+    let thinking_reply = |stream: bool| {
+        if stream {
+            let mut events = vec![
+                message_start(20),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": THINKING}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": SIGNATURE}}),
+                block_stop(0),
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+                text_delta(1, "Noted."),
+                block_stop(1),
+            ];
+            events.extend(message_end("end_turn", 30));
+            Reply::stream_split(&sse(&events), 13)
+        } else {
+            Reply::json(
+                &json!({
+                    "id": "msg_t", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+                                {"type": "text", "text": "Noted."}],
+                    "stop_reason": "end_turn", "stop_sequence": null,
+                    "usage": {"input_tokens": 20, "output_tokens": 30}
+                })
+                .to_string(),
+            )
+        }
+    };
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        let server = Server::start(vec![thinking_reply(stream), hello_reply(stream)]).await;
+        let model = model(&server, stream).thinking(2048);
+        let agent = brute_agent! {
+            use brute::SessionLog { path: path.clone() };
+            run model;
+        };
+        agent.start("Remember the number 7.").await.unwrap();
+        agent.start("Hello, Claude").await.unwrap();
+
+        let session = std::fs::read_to_string(&path).unwrap();
+        assert!(!session.contains(KEY), "{session}");
+        assert!(session.contains(SIGNATURE), "{session}");
+        // The second call was built from the session file: the signed thinking block
+        // went back with the assistant turn.
+        let second = server.requests()[1].json();
+        assert_eq!(
+            second["messages"],
+            json!([
+                {"role": "user", "content": "Remember the number 7."},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": THINKING, "signature": SIGNATURE},
+                    {"type": "text", "text": "Noted."}
+                ]},
+                {"role": "user", "content": "Hello, Claude"}
+            ]),
+            "stream: {stream}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn recorded_responses_replay_identically() {
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let tape = dir.path().join("tape.jsonl");
+        let server = Server::start(vec![tool_use_reply(stream)]).await;
+        let model = model(&server, stream).record_to(&tape);
+        let mut env = Env::new();
+        env.tools.push(weather_tool());
+        env.messages.push(Message::user(
+            "What's the weather like in San Francisco and Zürich?",
+        ));
+        let live = complete(&model, &env).await.unwrap();
+
+        let text = std::fs::read_to_string(&tape).unwrap();
+        assert!(!text.contains(KEY));
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["provider"], "anthropic");
+        assert!(
+            line.get(if stream { "sse" } else { "body" }).is_some(),
+            "{line}"
+        );
+
+        let replay = brute::Replay::from_file(&tape).unwrap();
+        let seen = Arc::new(Mutex::new(String::new()));
+        let log = seen.clone();
+        let mut agent = brute_agent! { run replay; };
+        agent.on(EventKind::ReasoningDelta, move |_env, event| {
+            if let Event::ReasoningDelta(text) = event {
+                log.lock().unwrap().push_str(text);
+            }
+        });
+        let outcome = agent
+            .start("What's the weather like in San Francisco and Zürich?")
+            .await
+            .unwrap();
+        assert_eq!(
+            outcome.message().unwrap(),
+            &live.message,
+            "stream: {stream}"
+        );
+        // A recorded stream replays as a stream: its deltas are emitted again.
+        assert_eq!(*seen.lock().unwrap(), if stream { THINKING } else { "" });
     }
 }

@@ -284,7 +284,12 @@ async fn tool_round_trip(
     record: Option<&std::path::Path>,
 ) -> (Vec<Message>, Vec<brute::Usage>) {
     let server = Server::start(vec![tool_calls_reply(stream), weather_answer_reply(stream)]).await;
-    let mut model = model(&server, stream).parallel_tool_calls(true);
+    let mut model = model(&server, stream)
+        .parallel_tool_calls(true)
+        .max_completion_tokens(256)
+        .seed(7)
+        .reasoning_effort("low")
+        .param("user", json!("user-1234"));
     if let Some(path) = record {
         model = model.record_to(path);
     }
@@ -347,6 +352,13 @@ async fn tool_round_trip(
     let first_body = requests[0].json();
     assert_eq!(first_body["tools"], tools);
     assert_eq!(first_body["parallel_tool_calls"], json!(true));
+    assert_eq!(first_body["max_completion_tokens"], json!(256));
+    assert_eq!(first_body["seed"], json!(7));
+    assert_eq!(first_body["reasoning_effort"], json!("low"));
+    assert_eq!(first_body["user"], json!("user-1234"));
+    assert_eq!(first_body["model"], json!("gpt-4.1"));
+    assert_eq!(first_body.get("max_tokens"), None);
+    assert_eq!(first_body.get("temperature"), None);
     assert_eq!(
         first_body["stream"],
         if stream { json!(true) } else { Value::Null }
@@ -633,4 +645,90 @@ async fn the_retry_layer_waits_the_servers_retry_after_and_the_turn_succeeds() {
     let hint = Some(Duration::from_millis(50));
     assert_eq!(*delays.lock().unwrap(), [(Duration::from_millis(50), hint)]);
     assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn reasoning_of_compatible_servers_is_kept_and_streamed() {
+    // DeepSeek, vLLM and llama.cpp put it in `reasoning_content`; Ollama and OpenRouter
+    // in `reasoning`.
+    for field in ["reasoning_content", "reasoning"] {
+        let mut results = Vec::new();
+        for stream in [false, true] {
+            let reply = if stream {
+                let chunks = [
+                    chunk(
+                        json!({"role": "assistant", "content": null, field: "Two plus two"}),
+                        Value::Null,
+                    ),
+                    chunk(json!({field: " is four."}), Value::Null),
+                    chunk(json!({"content": "4"}), Value::Null),
+                    chunk(json!({}), json!("stop")),
+                ];
+                Reply::stream_split(&sse(&chunks), 9)
+            } else {
+                Reply::json(
+                    &json!({
+                        "id": "chatcmpl-r", "object": "chat.completion", "created": 1, "model": "deepseek-reasoner",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": "4", field: "Two plus two is four."}}]
+                    })
+                    .to_string(),
+                )
+            };
+            let server = Server::start(vec![reply]).await;
+            let model = model(&server, stream);
+            let seen = Arc::new(Mutex::new(String::new()));
+            let log = seen.clone();
+            let mut agent = brute_agent! { run model; };
+            agent.on(EventKind::ReasoningDelta, move |_env, event| {
+                if let brute::Event::ReasoningDelta(text) = event {
+                    log.lock().unwrap().push_str(text);
+                }
+            });
+            let outcome = agent.start("What is 2+2?").await.unwrap();
+            let message = outcome.message().unwrap().clone();
+            assert_eq!(
+                message.reasoning.as_deref(),
+                Some("Two plus two is four."),
+                "{field} stream {stream}"
+            );
+            assert_eq!(message.content, "4");
+            assert_eq!(
+                *seen.lock().unwrap(),
+                if stream { "Two plus two is four." } else { "" }
+            );
+            results.push(message);
+        }
+        assert_eq!(results[0], results[1]);
+        // Reasoning is not sent back: the servers that return it reject it as input.
+        let codec = brute::providers::openai::Codec::new("deepseek-reasoner");
+        let body = codec
+            .encode(
+                &[Message::user("What is 2+2?"), results[0].clone()],
+                &[],
+                false,
+            )
+            .unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "assistant", "content": "4"})
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_bad_base_url_is_rejected_not_retried() {
+    let model = OpenAi::compatible("localhost:11434/v1", "m");
+    let mut env = Env::new();
+    env.messages.push(Message::user("Hello!"));
+    let error = model_error(complete(&model, &env).await);
+    assert!(matches!(error, ModelError::Rejected(_)), "{error:?}");
+    assert!(!error.is_transient());
+    assert!(
+        error
+            .to_string()
+            .contains("localhost:11434/v1/chat/completions"),
+        "{error}"
+    );
 }

@@ -120,6 +120,79 @@ async fn the_file_round_trips_tool_calls_and_reasoning_losslessly() {
     ));
 }
 
+/// A file written by other tools may hold a system message: it is loaded (so
+/// `SystemPrompt` adds none), and the turn's messages are still all written.
+#[tokio::test]
+async fn a_session_that_starts_with_a_system_line_keeps_every_new_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sys.jsonl");
+    let before = [
+        Message::system("Be brief."),
+        Message::user("hi"),
+        Message::assistant("hello"),
+    ];
+    let text: String = before
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap() + "\n")
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let agent = brute_agent! {
+        use SessionLog { path: path.clone() };
+        use SystemPrompt { prompt: "ignored: the session has one" };
+        run |_env| async { Ok(Message::assistant("still here")) };
+    };
+    let outcome = agent.start("again").await.unwrap();
+    assert_eq!(outcome.env.messages[0], Message::system("Be brief."));
+    assert_eq!(outcome.env.messages.len(), 5);
+    let saved = lines(&path);
+    assert_eq!(saved[..3], before);
+    assert_eq!(
+        saved[3..],
+        [Message::user("again"), Message::assistant("still here")]
+    );
+}
+
+/// One agent, shared by tasks, serves many sessions at once: each turn names its file
+/// with a `SessionPath` extension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shared_agent_runs_many_sessions_concurrently() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Arc::new(brute_agent! {
+        use SessionLog;
+        use SystemPrompt { prompt: "sys" };
+        run memory_model();
+    });
+    let names = [
+        "Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken",
+    ];
+    let mut tasks = Vec::new();
+    for name in names {
+        let agent = agent.clone();
+        let path = dir.path().join(format!("{name}.jsonl"));
+        tasks.push(tokio::spawn(async move {
+            for prompt in [format!("My name is {name}."), "What's my name?".to_string()] {
+                let mut env = agent.env();
+                env.extensions.insert(brute::SessionPath(path.clone()));
+                env.messages.push(Message::user(prompt));
+                let outcome = agent.turn(env).await.unwrap();
+                if outcome.env.messages.len() > 3 {
+                    return outcome.text().map(str::to_string);
+                }
+            }
+            None
+        }));
+    }
+    for (name, task) in names.iter().zip(tasks) {
+        assert_eq!(
+            task.await.unwrap().as_deref(),
+            Some(format!("Your name is {name}.").as_str())
+        );
+        assert_eq!(lines(&dir.path().join(format!("{name}.jsonl"))).len(), 4);
+    }
+    // The configured default path (`session.jsonl` in the working directory) was never used.
+    assert!(!Path::new("session.jsonl").exists());
+}
+
 #[tokio::test]
 async fn missing_parent_directories_are_created() {
     let dir = tempfile::tempdir().unwrap();
@@ -345,6 +418,61 @@ async fn a_second_writer_gets_a_clear_session_is_locked_error() {
     assert_eq!(lines(&path).len(), 2);
 }
 
+/// A child process that is killed (SIGKILL) and reaped when dropped, so that a
+/// failing assertion never leaves it running.
+struct KillOnDrop(std::process::Child);
+
+impl KillOnDrop {
+    fn kill(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// The lock is released by an explicit unlock, not by closing the file: a process
+/// spawned by another thread holds a copy of the lock's descriptor until its exec, and
+/// the next turn on the session must not see that copy as another writer.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_in_a_row_are_not_refused_while_other_threads_spawn_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.jsonl");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spawner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                Command::new("true").status().unwrap();
+            }
+        })
+    };
+    let agent = brute_agent! {
+        use SessionLog { path: path.clone(), sync: false };
+        run |_env| async { Ok(Message::assistant("ok")) };
+    };
+    let mut refused = 0;
+    for n in 0..200 {
+        match agent.start(format!("turn {n}")).await {
+            Ok(_) => {}
+            Err(Error::Session(SessionError::Locked { .. })) => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spawner.join().unwrap();
+    assert_eq!(refused, 0, "turns were refused by a stale lock");
+    assert_eq!(lines(&path).len(), 400);
+}
+
 const LOCK_CHILD: &str = "BRUTE_TEST_SESSION_LOCK_CHILD";
 
 /// The lock is an OS lock: it holds against another process, and the OS releases it
@@ -368,8 +496,9 @@ fn a_second_process_is_refused_while_the_first_holds_the_session() {
         .env(LOCK_CHILD, &path)
         .stdout(Stdio::piped())
         .spawn()
+        .map(KillOnDrop)
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
     let mut line = String::new();
     while !line.starts_with("locked") {
         line.clear();
@@ -380,8 +509,7 @@ fn a_second_process_is_refused_while_the_first_holds_the_session() {
     }
     let error = SessionFile::open(&path).unwrap_err();
     assert!(matches!(error, SessionError::Locked { .. }), "{error:?}");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     assert!(SessionFile::open(&path).is_ok());
 }
 
@@ -647,62 +775,91 @@ impl Model for SlowModel {
     }
 }
 
-/// The child: runs turns forever, printing every message once it is durable (each
-/// event below fires after a checkpoint).
-fn crash_child(path: &str) {
+/// The tool of the `DefaultToolPipeline` crash child: takes a while, echoes its text.
+#[brute::tool]
+async fn echo(
+    /// What to echo.
+    text: String,
+) -> Result<String, brute::tools::ToolError> {
+    tokio::time::sleep(Duration::from_millis(7)).await;
+    Ok(text)
+}
+
+/// Prints every message of `env` not printed yet: called from event handlers that fire
+/// right after a checkpoint, so everything printed is durable.
+fn ack(printed: &Mutex<usize>, env: &Env) {
+    let durable: Vec<&Message> = env
+        .messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .collect();
+    let mut printed = printed.lock().unwrap();
+    for message in &durable[*printed..] {
+        println!("ack {}", serde_json::to_string(message).unwrap());
+    }
+    *printed = durable.len();
+}
+
+/// The child: runs turns forever, printing every message once it is durable. With the
+/// test-local pipeline, which checkpoints after each tool result, tool results are
+/// acknowledged one by one; with `DefaultToolPipeline` (`stack == "default"`), messages
+/// are acknowledged at the terminal's checkpoints around each model call.
+fn crash_child(path: &str, stack: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    let printed = Arc::new(Mutex::new(0usize));
+    // Each turn reloads the history, so the count of durable messages only grows.
     runtime.block_on(async {
-        let printed = Arc::new(Mutex::new(0usize));
-        let mut agent = brute_agent! {
-            use SessionLog { path: PathBuf::from(path) };
-            use SystemPrompt { prompt: "sys" };
-            use Loop::ToolResult;
-            use MaxIterations { max: 10 };
-            use RunTools { delay: Duration::from_millis(7) };
-            run SlowModel;
-        };
-        for kind in [
-            EventKind::ModelRequest,
-            EventKind::ModelResponse,
-            EventKind::ToolResult,
-        ] {
-            let printed = printed.clone();
-            agent.on(kind, move |env, _event| {
-                let durable: Vec<&Message> = env
-                    .messages
-                    .iter()
-                    .filter(|m| m.role != Role::System)
-                    .collect();
-                let mut printed = printed.lock().unwrap();
-                for message in &durable[*printed..] {
-                    println!("ack {}", serde_json::to_string(message).unwrap());
-                }
-                *printed = durable.len();
-            });
-        }
-        // Each turn reloads the history, so the count of durable messages only grows.
-        for n in 0.. {
-            agent.start(format!("task {n}")).await.unwrap();
+        if stack == "default" {
+            let mut agent = brute_agent! {
+                use SessionLog { path: PathBuf::from(path) };
+                use SystemPrompt { prompt: "sys" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 10 };
+                use brute::DefaultToolPipeline { tools: (Echo,), root: std::env::temp_dir() };
+                run SlowModel;
+            };
+            for kind in [EventKind::ModelRequest, EventKind::ModelResponse] {
+                let printed = printed.clone();
+                agent.on(kind, move |env, _event| ack(&printed, env));
+            }
+            for n in 0.. {
+                agent.start(format!("task {n}")).await.unwrap();
+            }
+        } else {
+            let mut agent = brute_agent! {
+                use SessionLog { path: PathBuf::from(path) };
+                use SystemPrompt { prompt: "sys" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 10 };
+                use RunTools { delay: Duration::from_millis(7) };
+                run SlowModel;
+            };
+            for kind in [
+                EventKind::ModelRequest,
+                EventKind::ModelResponse,
+                EventKind::ToolResult,
+            ] {
+                let printed = printed.clone();
+                agent.on(kind, move |env, _event| ack(&printed, env));
+            }
+            for n in 0.. {
+                agent.start(format!("task {n}")).await.unwrap();
+            }
         }
     });
 }
 
-#[cfg(unix)]
-#[test]
-fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
-    if let Ok(path) = std::env::var(CRASH_CHILD) {
-        crash_child(&path);
-        return;
-    }
+/// Runs the crash child of `test` (this binary, re-executed) on one session eight
+/// times, killing it with SIGKILL after different numbers of acknowledged messages and
+/// at different delays after the last one (so that kills land during model calls,
+/// during tools, and right after writes), and checks the session after each kill.
+fn kill_rounds(test: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.jsonl");
     let mut kills = 0;
-    // Kill after different numbers of acknowledged messages, and at different delays
-    // after the last one, so that kills land during model calls, during tools, and
-    // right after writes.
     for (round, (acks, delay_ms)) in [
         (1, 0),
         (3, 4),
@@ -718,16 +875,13 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
     {
         let prior = SessionFile::read(&path).unwrap().len();
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call",
-                "--nocapture",
-            ])
+            .args(["--exact", test, "--nocapture"])
             .env(CRASH_CHILD, &path)
             .stdout(Stdio::piped())
             .spawn()
+            .map(KillOnDrop)
             .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
         let mut acked: Vec<Message> = Vec::new();
         let mut line = String::new();
         // The history reloaded by this round is acknowledged as well: the child
@@ -743,8 +897,7 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
             }
         }
         std::thread::sleep(Duration::from_millis(delay_ms));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        child.kill(); // SIGKILL
         kills += 1;
         // Lines printed before the kill are acknowledged too.
         let mut rest = String::new();
@@ -769,4 +922,25 @@ fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
     // Every round made at least its prompt durable.
     let saved = SessionFile::read(&path).unwrap();
     assert!(saved.iter().filter(|m| m.role == Role::User).count() >= 8);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call() {
+    if let Ok(path) = std::env::var(CRASH_CHILD) {
+        crash_child(&path, "local");
+        return;
+    }
+    kill_rounds("sigkill_mid_turn_loses_no_completed_message_and_leaves_no_dangling_call");
+}
+
+/// The same with the real tool pipeline (`DefaultToolPipeline`, issue 4).
+#[cfg(unix)]
+#[test]
+fn sigkill_with_the_default_tool_pipeline_leaves_no_dangling_call() {
+    if let Ok(path) = std::env::var(CRASH_CHILD) {
+        crash_child(&path, "default");
+        return;
+    }
+    kill_rounds("sigkill_with_the_default_tool_pipeline_leaves_no_dangling_call");
 }

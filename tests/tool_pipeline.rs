@@ -259,7 +259,9 @@ async fn a_model_that_corrects_itself_sees_every_result() {
         ),
         Message::assistant("all good"),
     ]);
+    let session = dir.path().join("session.jsonl");
     let mut agent = brute_agent! {
+        use brute::SessionLog { path: session.clone() };
         use Loop::ToolResult;
         use MaxIterations { max: 10 };
         use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path() };
@@ -310,6 +312,32 @@ async fn a_model_that_corrects_itself_sees_every_result() {
     assert_eq!(starts.load(Ordering::SeqCst), 3);
     // Tools are advertised once, not once per pass.
     assert_eq!(outcome.env.tools.len(), 2);
+    // The session log holds the three results, each after its call.
+    let lines: Vec<Message> = std::fs::read_to_string(&session)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let logged: Vec<&str> = lines
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.tool_call_id.as_deref().unwrap())
+        .collect();
+    assert_eq!(logged, ["u1", "u2", "u3"]);
+    let roles: Vec<Role> = lines.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
 }
 
 #[tokio::test]
@@ -471,4 +499,122 @@ async fn secrets_are_redacted_from_results() {
     let results = tool_results(&outcome.env.messages);
     assert_eq!(results[0].1, "token=[redacted]");
     assert_eq!(results[1].1, "Error: tool `fail`: bad [redacted]");
+}
+
+#[tokio::test]
+async fn a_full_stack_with_every_builtin_tool_runs_a_tool_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let log = dir.path().join("session.jsonl");
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                call("r", "read", json!({"file_path": "notes.txt"})),
+                call(
+                    "w",
+                    "write",
+                    json!({"file_path": "out.txt", "content": "bye\n"}),
+                ),
+                call(
+                    "s",
+                    "shell",
+                    json!({"command": "cat out.txt 2>/dev/null || echo none"}),
+                ),
+            ],
+        ),
+        Message::assistant("done"),
+    ]);
+    let agent = brute_agent! {
+        use brute::SessionLog { path: log.clone() };
+        use brute::SystemPrompt { prompt: "Be brief." };
+        use Loop::ToolResult;
+        use MaxIterations { max: 8 };
+        use brute::Retry { attempts: 2 };
+        use DefaultToolPipeline {
+            tools: brute::Tools::ALL,
+            root: dir.path(),
+            concurrency: 4,
+            timeout: Duration::from_secs(30),
+        };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.text(), Some("done"));
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0], ("r", "1\thello"));
+    assert!(
+        results[1].1.starts_with("Wrote 4 bytes to out.txt."),
+        "{}",
+        results[1].1
+    );
+    assert!(
+        results[2].1 == "bye\n" || results[2].1 == "none\n",
+        "{}",
+        results[2].1
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "bye\n"
+    );
+}
+
+/// A stage of one's own in the per-call pipeline: records every call that reaches it
+/// and refuses `fail` calls.
+#[derive(brute::Middleware)]
+struct Audit<A> {
+    app: A,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl<'a, A, T> brute::Handler<brute::tools::ToolCallEnv<'a, T>> for Audit<A>
+where
+    A: brute::Handler<brute::tools::ToolCallEnv<'a, T>>,
+    T: brute::tools::ToolSet,
+{
+    async fn call(&self, env: &mut brute::tools::ToolCallEnv<'a, T>) -> Result<(), brute::Error> {
+        self.seen.lock().unwrap().push(env.call.name.clone());
+        if env.call.name == "fail" {
+            env.result = Some(Err(ToolError::Denied("the audit refuses it".into())));
+            return Ok(());
+        }
+        self.app.call(env).await
+    }
+}
+
+#[tokio::test]
+async fn the_per_call_pipeline_takes_stages_of_ones_own() {
+    use brute::tools::{Execute, Snapshot, Validate};
+    let dir = tempfile::tempdir().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let calls = vec![
+        call("a", "sleep", json!({"ms": 1, "label": "ran"})),
+        call("b", "fail", json!({"message": "x"})),
+        call("c", "nope", json!({})),
+    ];
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let per_call = brute::pipeline! {
+        use Validate;
+        use Audit { seen: seen.clone() };
+        use Snapshot;
+        run Execute;
+    };
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path(), pipeline: per_call };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0], ("a", "ran"));
+    assert_eq!(
+        results[1],
+        (
+            "b",
+            "Error: tool `fail`: the call was denied: the audit refuses it"
+        )
+    );
+    assert!(results[2].1.contains("unknown tool `nope`"));
+    // The unknown tool stopped at `Validate`, before the audit.
+    assert_eq!(*seen.lock().unwrap(), ["sleep", "fail"]);
 }

@@ -669,6 +669,58 @@ async fn question_needs_a_handler() {
     );
 }
 
+#[tokio::test]
+async fn questions_of_concurrent_calls_are_asked_one_at_a_time() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let max_seen = Arc::new(AtomicUsize::new(0));
+    let (now, max) = (in_flight.clone(), max_seen.clone());
+    let handler = QuestionHandler::new(move |questions| {
+        let (now, max) = (now.clone(), max.clone());
+        async move {
+            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+            max.fetch_max(n, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            now.fetch_sub(1, Ordering::SeqCst);
+            if questions.questions[0].header == "short" {
+                return Ok(vec![]);
+            }
+            Ok(vec![vec!["yes".to_string()]])
+        }
+    });
+    let ask = |id: &str, header: &str| {
+        ToolCall::new(
+            id,
+            "question",
+            json!({"questions": [{
+                "question": "ok?", "header": header, "options": [{"label": "yes", "description": "y"}]
+            }]}),
+        )
+    };
+    let calls = vec![ask("q1", "A"), ask("q2", "B"), ask("q3", "short")];
+    let model =
+        ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: Tools::ALL, root: dir.path(), questions: handler };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(max_seen.load(Ordering::SeqCst), 1);
+    let results: Vec<&str> = outcome.env.messages[2..5]
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(results[0], "User answered: \"A\" = yes");
+    assert_eq!(results[1], "User answered: \"B\" = yes");
+    assert_eq!(
+        results[2],
+        "Error: tool `question`: the question handler returned 0 answers for 1 questions"
+    );
+}
+
 // ---------------------------------------------------------------- delegate
 
 #[tokio::test]

@@ -11,10 +11,32 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use brute::{Loop, MaxIterations, Message, ScriptedModel, SystemPrompt, brute_agent};
+use brute::{
+    Completion, Env, Loop, MaxIterations, Message, Model, ScriptedModel, SystemPrompt, Usage,
+    brute_agent,
+};
 use scripted_tools::{RunTools, echo_calls};
 
 type FieldMap = HashMap<String, String>;
+
+/// The scripted model, reporting usage.
+struct UsageModel(ScriptedModel);
+
+impl Model for UsageModel {
+    async fn complete(&self, env: &Env) -> Result<Completion, brute::Error> {
+        let mut completion = self.0.complete(env).await?;
+        completion.usage = Some(Usage {
+            input_tokens: 120,
+            output_tokens: 7,
+            cached_tokens: 0,
+        });
+        Ok(completion)
+    }
+
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+}
 
 /// A minimal subscriber that records span names and fields.
 
@@ -85,11 +107,12 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let model = ScriptedModel::per_turn([
+    let script = ScriptedModel::per_turn([
         echo_calls("a", &["secret tool input"]),
         Message::assistant("a secret answer"),
     ])
     .named("test-model");
+    let model = UsageModel(script);
     let agent = brute_agent! {
         use brute::SessionLog { path: path.clone() };
         use SystemPrompt { prompt: "sys" };
@@ -116,6 +139,8 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         assert_eq!(fields["gen_ai.operation.name"], "chat", "{name}");
         assert_eq!(fields["gen_ai.request.model"], "test-model");
         assert_eq!(fields["otel.name"], "chat test-model");
+        assert_eq!(fields["gen_ai.usage.input_tokens"], "120");
+        assert_eq!(fields["gen_ai.usage.output_tokens"], "7");
     }
     let agent_span = spans.values().find(|(n, _)| n == "invoke_agent").unwrap();
     assert_eq!(agent_span.1["gen_ai.operation.name"], "invoke_agent");
@@ -124,11 +149,38 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         .find(|(n, _)| n == "brute.session_log")
         .unwrap();
     assert_eq!(session.1["brute.session.loaded"], "0");
-    // Message content stays out of traces unless capture is switched on.
+    // Message content stays out of traces unless capture is switched on with the
+    // OpenTelemetry variable.
     let events = state.events.lock().unwrap();
     let everything = format!("{:?} {:?}", *spans, *events);
+    if std::env::var(CAPTURE).is_ok() {
+        assert!(
+            events.iter().any(|e| e
+                .get("gen_ai.output.content")
+                .is_some_and(|c| c == "a secret answer")),
+            "content not captured: {everything}"
+        );
+        return;
+    }
     assert!(
         !everything.contains("secret"),
         "content leaked into traces: {everything}"
     );
+    // The same test with capture switched on, in a fresh process (the variable is
+    // read once per process).
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content",
+        ])
+        .env(CAPTURE, "true")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "with {CAPTURE}=true the content was not captured"
+    );
 }
+
+const CAPTURE: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";

@@ -94,6 +94,17 @@
 //! # Ok::<(), brute::Error>(()) }).unwrap();
 //! ```
 //!
+//! ## Models and providers
+//!
+//! `run` takes any [`Model`]: a closure, [`ScriptedModel`] (a script, for tests and
+//! offline use), [`Replay`] (recorded provider responses), or a real provider from
+//! [`providers`]: `OpenAi` for the OpenAI-compatible Chat Completions API (OpenAI,
+//! Ollama, vLLM, llama.cpp, OpenRouter; feature `openai`) and `Anthropic` for the
+//! Messages API (feature `anthropic`). Both stream when asked, emitting
+//! [`Event::ContentDelta`] and [`Event::ReasoningDelta`], and fail with a
+//! [`ModelError`] typed by cause, which `Retry` uses. Without these features brute has no
+//! HTTP stack.
+//!
 //! ## Deep stacks
 //!
 //! rustc computes the layout of nested async blocks recursively and fails at about 26

@@ -9,7 +9,7 @@ mod turn_loop;
 pub use max_iterations::{LimitMode, MaxIterations, MaxIterationsOptions};
 pub use retry::{Retry, RetryOptions};
 pub use session_log::{
-    INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionLogOptions,
+    INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionLogOptions, SessionPath,
 };
 pub use system_prompt::{DEFAULT_PROMPT, Prompt, SystemPrompt, SystemPromptOptions};
 pub use turn_loop::Loop;

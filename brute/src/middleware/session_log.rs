@@ -1,27 +1,5 @@
 //! `SessionLog`: the session as a JSONL file, one message per line, durable as the
-//! turn runs.
-//!
-//! The format is [`Message`]'s serde form, one message per line, exactly as the Ruby
-//! original wrote it. What the middleware guarantees:
-//!
-//! - **Way in**: the file's messages are put before the turn's (after any leading
-//!   system message the caller prepared), so the turn continues the conversation.
-//! - **Durable as the turn runs**: `SessionLog` registers a [`Checkpoint`] in the env;
-//!   the terminal calls [`Env::checkpoint`] before and after every model call (and a
-//!   tool pipeline after every tool result), so every message is on disk before the
-//!   next model call. New messages are appended (O(1) in the history length) and the
-//!   file is fsynced once per checkpoint.
-//! - **Rewrites are atomic**: when the history was rewritten (a layer called
-//!   [`Env::history_rewritten`], or the saved messages no longer match), the file is
-//!   replaced: temp file in the same directory, fsync, rename, fsync of the directory.
-//! - **Crash repair**: a tool call left without its result by a crash gets a synthetic
-//!   error result when the file is loaded, and the repair is written back.
-//! - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
-//!   and the line; the file is left untouched.
-//! - **One writer**: the session is locked (an OS lock on `<path>.lock`) for the whole
-//!   turn; a second writer gets [`SessionError::Locked`].
-//!
-//! `system` messages are never written: `SystemPrompt` adds them each turn.
+//! turn runs. See [`SessionLog`] for the guarantees.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -127,8 +105,8 @@ fn io_error<'a>(
 pub struct SessionFile {
     path: PathBuf,
     file: File,
-    /// Held for the life of the value: the OS lock is released when it closes.
-    _lock: File,
+    /// Held for the life of the value.
+    _lock: LockGuard,
     /// The file's length, to undo a partial append.
     len: u64,
     buf: Vec<u8>,
@@ -220,6 +198,7 @@ impl SessionFile {
                 return Err(io_error(&lock_path, "lock the session")(e));
             }
         }
+        let lock = LockGuard(lock);
 
         let Parsed {
             mut messages,
@@ -244,8 +223,14 @@ impl SessionFile {
         }
         match repair(&mut messages) {
             Repair::None => {}
-            Repair::Appended(n) => session.append(&messages[messages.len() - n..])?,
-            Repair::Inserted => session.rewrite(&messages)?,
+            Repair::Appended(n) => {
+                tracing::warn!(brute.session.path = %path.display(), brute.session.repaired = n, "session had tool calls without a result (a crash?): synthetic error results appended");
+                session.append(&messages[messages.len() - n..])?;
+            }
+            Repair::Inserted => {
+                tracing::warn!(brute.session.path = %path.display(), "session had tool calls without a result before later messages: synthetic error results inserted, file rewritten");
+                session.rewrite(&messages)?;
+            }
         }
         Ok((session, messages))
     }
@@ -364,6 +349,19 @@ impl SessionFile {
     }
 }
 
+/// The session's OS lock, released by an explicit unlock on drop rather than by
+/// closing: a child process spawned by another thread holds a copy of every descriptor
+/// between its fork and its exec, and a lock released only by closing would stay held
+/// until that exec (a spurious "session is locked" for the next turn).
+#[derive(Debug)]
+struct LockGuard(File);
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
 fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), SessionError> {
     serde_json::to_writer(&mut *buf, message)
         .map_err(|e| io_error(path, "serialise a message")(io::Error::other(e)))?;
@@ -461,9 +459,9 @@ fn leading_system(messages: &[Message]) -> usize {
 }
 
 impl Writer {
-    fn new(file: SessionFile, env: &Env, loaded: usize) -> Self {
+    /// A writer for `env`, whose messages before `cursor` are in the file.
+    fn new(file: SessionFile, env: &Env, cursor: usize) -> Self {
         let lead = leading_system(&env.messages);
-        let cursor = lead + loaded;
         let last = env.messages[..cursor]
             .iter()
             .enumerate()
@@ -543,14 +541,46 @@ impl Checkpoint for Writer {
 }
 
 /// Keeps the conversation in a JSONL session file: loads it on the way in, and makes
-/// every message of the turn durable as the turn runs (see the [module
-/// docs](self) for the guarantees).
+/// every message of the turn durable as the turn runs.
+///
+/// The format is [`Message`]'s serde form, one message per line, exactly as the Ruby
+/// original wrote it. What the middleware guarantees:
+///
+/// - **Way in**: the file's messages are put before the turn's (after any leading
+///   system message the caller prepared), so the turn continues the conversation.
+/// - **Durable as the turn runs**: `SessionLog` registers a [`Checkpoint`] in the env;
+///   the terminal calls [`Env::checkpoint`] before and after every model call (and a
+///   tool pipeline after every tool result), so every message is on disk before the
+///   next model call. New messages are appended (O(1) in the history length) and the
+///   file is fsynced once per checkpoint.
+/// - **Rewrites are atomic**: when the history was rewritten (a layer called
+///   [`Env::history_rewritten`], or the saved messages no longer match), the file is
+///   replaced: temp file in the same directory, fsync, rename, fsync of the directory.
+/// - **Crash repair**: a tool call left without its result by a crash gets a synthetic
+///   error result when the file is loaded, and the repair is written back.
+/// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
+///   and the line; the file is left untouched.
+/// - **One writer**: the session is locked (an OS lock on `<path>.lock`) for the whole
+///   turn; a second writer gets [`SessionError::Locked`].
+///
+/// `system` messages are never written: `SystemPrompt` adds them each turn.
+///
+/// For layers of your own: a layer that appends messages between model calls (a tool
+/// pipeline) calls [`Env::checkpoint`] after each one, so that a crash loses nothing it
+/// completed; a layer that removes or edits earlier messages (compaction) calls
+/// [`Env::history_rewritten`], so that the file is replaced rather than appended to. An
+/// edit that is not announced is still caught when the last saved message changed.
+///
+/// The file I/O is synchronous, in the task running the turn: one `write` (and, with
+/// `sync`, one `fsync`) per checkpoint with new messages, nothing for a checkpoint
+/// without. Loading reads the whole file (about 1.4 s per million messages here, see
+/// `BENCHMARKS.md`).
 ///
 /// Sits outside every loop and every compaction layer, at most once per stack
 /// (checked at compile time: it provides [`kind::SessionLog`](crate::kind::SessionLog)).
 ///
 /// ```
-/// use brute::{brute_agent, Loop, MaxIterations, Message, ScriptedModel, SessionLog, SystemPrompt};
+/// use brute::{brute_agent, Message, ScriptedModel, SessionLog, SystemPrompt};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let dir = tempfile_dir();
@@ -581,7 +611,8 @@ impl Checkpoint for Writer {
 #[middleware(crate = crate, provides = crate::kind::SessionLog)]
 pub struct SessionLog<A> {
     app: A,
-    /// The session file. Missing parent directories are created.
+    /// The session file. Missing parent directories are created. A [`SessionPath`] in
+    /// the env's extensions overrides it for one turn.
     #[middleware(into, default = "session.jsonl")]
     path: PathBuf,
     /// fsync the file at each checkpoint (the default). `false` only writes to the OS:
@@ -590,22 +621,50 @@ pub struct SessionLog<A> {
     sync: bool,
 }
 
+/// The session file of one turn, overriding `SessionLog`'s `path` option: put it in
+/// the env's extensions, so that one shared agent serves many sessions at once.
+///
+/// ```
+/// use brute::{brute_agent, Message, SessionLog, SessionPath};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-sp-{}", std::process::id()));
+/// let agent = brute_agent! {
+///     use SessionLog;
+///     run |_env| async { Ok(Message::assistant("hi")) };
+/// };
+/// let mut env = agent.env();
+/// env.extensions.insert(SessionPath(dir.join("alice.jsonl")));
+/// env.messages.push(Message::user("hello"));
+/// agent.turn(env).await?;
+/// assert!(dir.join("alice.jsonl").exists());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPath(pub PathBuf);
+
 impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
     fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        let path = env
+            .extensions
+            .get::<SessionPath>()
+            .map_or_else(|| self.path.clone(), |p| p.0.clone());
         let span = tracing::info_span!(
             "brute.session_log",
             brute.layer = "SessionLog",
-            brute.session.path = %self.path.display(),
+            brute.session.path = %path.display(),
             brute.session.loaded = tracing::field::Empty,
         );
         let record = span.clone();
         async move {
-            let (file, loaded) = SessionFile::open_with(&self.path, self.sync)?;
+            let (file, loaded) = SessionFile::open_with(&path, self.sync)?;
             record.record("brute.session.loaded", loaded.len());
             let lead = leading_system(&env.messages);
             let count = loaded.len();
             env.messages.splice(lead..lead, loaded);
-            let writer = Writer::new(file, env, count);
+            // What the file holds ends where the loaded messages end.
+            let writer = Writer::new(file, env, lead + count);
             let id = env.add_checkpoint(writer);
             // The prompt (and anything the caller prepared) is durable before the turn runs.
             let result = match env.checkpoint() {

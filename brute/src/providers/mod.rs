@@ -1,9 +1,9 @@
 //! Model providers: real LLMs behind the [`Model`](crate::Model) trait.
 //!
-//! - [`OpenAi`](openai::OpenAi) speaks the OpenAI Chat Completions API, which OpenAI,
+//! - `OpenAi` ([`openai`]) speaks the OpenAI Chat Completions API, which OpenAI,
 //!   Ollama (`/v1`), vLLM, the llama.cpp server and OpenRouter all serve
 //!   (feature `openai`);
-//! - [`Anthropic`](anthropic::Anthropic) speaks the Anthropic Messages API
+//! - `Anthropic` ([`anthropic`]) speaks the Anthropic Messages API
 //!   (feature `anthropic`);
 //! - [`Replay`] plays back a JSONL file of recorded provider responses, offline
 //!   (always available).

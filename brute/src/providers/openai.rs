@@ -2,7 +2,7 @@
 //! by OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and OpenRouter.
 //!
 //! [`Codec`] turns an env into a request body and a response (JSON or an event stream)
-//! into a [`Completion`]; [`OpenAi`] (feature `openai`) sends it over HTTP.
+//! into a [`Completion`]; `OpenAi` (feature `openai`) sends it over HTTP.
 //!
 //! ```
 //! use brute::providers::openai::Codec;
@@ -60,6 +60,8 @@ struct Params {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<i64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     stop: Vec<String>,
@@ -101,9 +103,15 @@ impl Codec {
         self.with(|p| p.top_p = Some(top_p))
     }
 
-    /// The most tokens to generate (`max_tokens`, which every compatible server reads).
+    /// The most tokens to generate (`max_tokens`, which every compatible server reads;
+    /// OpenAI's reasoning models want [`max_completion_tokens`](Self::max_completion_tokens)).
     pub fn max_tokens(self, max_tokens: u32) -> Self {
         self.with(|p| p.max_tokens = Some(max_tokens))
+    }
+
+    /// The most tokens to generate, reasoning included (`max_completion_tokens`, OpenAI).
+    pub fn max_completion_tokens(self, max_tokens: u32) -> Self {
+        self.with(|p| p.max_completion_tokens = Some(max_tokens))
     }
 
     /// A sampling seed (`seed`).
@@ -588,6 +596,29 @@ impl StreamDecoder {
 #[cfg(feature = "openai")]
 pub use client::{OPENAI_BASE_URL, OpenAi};
 
+#[cfg(all(test, feature = "openai"))]
+mod tests {
+    use super::client::ollama_base;
+
+    #[test]
+    fn ollama_host_forms() {
+        assert_eq!(ollama_base(None), "http://localhost:11434/v1");
+        assert_eq!(ollama_base(Some("")), "http://localhost:11434/v1");
+        assert_eq!(ollama_base(Some("0.0.0.0")), "http://0.0.0.0:11434/v1");
+        assert_eq!(ollama_base(Some("gpu-box:8080")), "http://gpu-box:8080/v1");
+        assert_eq!(
+            ollama_base(Some("https://ollama.example.com/")),
+            "https://ollama.example.com/v1"
+        );
+        assert_eq!(
+            ollama_base(Some("https://ollama.example.com:443/proxy")),
+            "https://ollama.example.com:443/proxy/v1"
+        );
+        assert_eq!(ollama_base(Some("[::1]")), "http://[::1]:11434/v1");
+        assert_eq!(ollama_base(Some("[::1]:9999")), "http://[::1]:9999/v1");
+    }
+}
+
 #[cfg(feature = "openai")]
 mod client {
     use std::fmt;
@@ -648,19 +679,10 @@ mod client {
         }
 
         /// `model` on a local Ollama through its OpenAI-compatible API: at `OLLAMA_HOST`
-        /// when set (`host:port` or a URL), otherwise `http://localhost:11434`.
+        /// when set (`host`, `host:port` or a URL), otherwise `http://localhost:11434`.
         pub fn ollama(model: impl Into<Arc<str>>) -> Self {
-            let host = std::env::var("OLLAMA_HOST")
-                .ok()
-                .filter(|h| !h.trim().is_empty())
-                .unwrap_or_else(|| "localhost:11434".to_owned());
-            let host = host.trim().trim_end_matches('/');
-            let host = if host.contains("://") {
-                host.to_owned()
-            } else {
-                format!("http://{host}")
-            };
-            Self::compatible(format!("{host}/v1"), model)
+            let host = std::env::var("OLLAMA_HOST").ok();
+            Self::compatible(ollama_base(host.as_deref()), model)
         }
 
         /// `model` on the server whose API root is `base_url` (the part before
@@ -735,9 +757,15 @@ mod client {
             self.codec(|c| c.top_p(top_p))
         }
 
-        /// The most tokens to generate.
+        /// The most tokens to generate (`max_tokens`, read by every compatible server).
         pub fn max_tokens(self, max_tokens: u32) -> Self {
             self.codec(|c| c.max_tokens(max_tokens))
+        }
+
+        /// The most tokens to generate, reasoning included (`max_completion_tokens`,
+        /// which OpenAI's reasoning models require instead of `max_tokens`).
+        pub fn max_completion_tokens(self, max_tokens: u32) -> Self {
+            self.codec(|c| c.max_completion_tokens(max_tokens))
         }
 
         /// A sampling seed.
@@ -826,6 +854,33 @@ mod client {
                 Ok(completion)
             }
         }
+    }
+
+    /// The API root of the Ollama at `host` (`OLLAMA_HOST`'s forms: `host`, `host:port`,
+    /// or a URL), `http://localhost:11434/v1` when unset. A bare host without a port gets
+    /// 11434; a URL without one keeps its scheme's default, as in Ollama's own client.
+    pub(super) fn ollama_base(host: Option<&str>) -> String {
+        let host = host
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .unwrap_or("localhost:11434")
+            .trim_end_matches('/');
+        // As Ollama reads it: a URL keeps its scheme's default port, a bare host gets 11434.
+        let (scheme, rest, explicit) = match host.split_once("://") {
+            Some((scheme, rest)) => (scheme, rest, true),
+            None => ("http", host, false),
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(at) => rest.split_at(at),
+            None => (rest, ""),
+        };
+        // `[::1]` has colons but no port; `[::1]:8080` and `host:8080` have one.
+        let has_port = match authority.rsplit_once(']') {
+            Some((_, after)) => after.starts_with(':'),
+            None => authority.contains(':'),
+        };
+        let port = if has_port || explicit { "" } else { ":11434" };
+        format!("{scheme}://{authority}{port}{path}/v1")
     }
 
     #[diagnostic::do_not_recommend]

@@ -111,6 +111,9 @@ impl Transport {
         let text = redact(&error_chain(error), secret);
         if error.is_timeout() {
             ModelError::Timeout(self.timeout)
+        } else if error.is_builder() {
+            // A bad URL or header: trying again cannot help.
+            ModelError::Rejected(format!("{place}: the request cannot be built: {text}"))
         } else if error.is_connect() {
             ModelError::Connection(format!("{place}: could not connect: {text}"))
         } else if error.is_body() || error.is_decode() {

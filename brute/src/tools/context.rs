@@ -27,6 +27,7 @@ pub struct ToolContext {
     locks: PathLocks,
     todos: Mutex<Vec<TodoItem>>,
     questions: QuestionHandler,
+    asking: tokio::sync::Mutex<()>,
     delegate: DelegateModel,
     network: NetworkPolicy,
     output_dir: PathBuf,
@@ -50,6 +51,7 @@ impl ToolContext {
             locks: PathLocks::default(),
             todos: Mutex::new(Vec::new()),
             questions: QuestionHandler::default(),
+            asking: tokio::sync::Mutex::new(()),
             delegate: DelegateModel::default(),
             network: NetworkPolicy::default(),
             output_dir: OutputDir::default().resolve(),
@@ -76,13 +78,17 @@ impl ToolContext {
     /// command that prints `$OPENAI_API_KEY` does not put the key into the
     /// conversation or the session log.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
+        self.redact_owned(text.to_string())
+    }
+
+    /// [`ToolContext::redact`] without a copy when there is nothing to hide.
+    pub(crate) fn redact_owned(&self, mut text: String) -> String {
         for (label, value) in &self.secrets {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), label);
+            if text.contains(value.as_str()) {
+                text = text.replace(value.as_str(), label);
             }
         }
-        out
+        text
     }
 
     /// Sets the handler that answers `question`.
@@ -144,6 +150,12 @@ impl ToolContext {
     /// The question handler.
     pub fn questions(&self) -> &QuestionHandler {
         &self.questions
+    }
+
+    /// Held while the user is asked, so that questions of concurrent calls are asked
+    /// one after the other.
+    pub(crate) async fn asking(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.asking.lock().await
     }
 
     /// The sub-agent model of `delegate`.
@@ -217,7 +229,11 @@ impl From<Vec<String>> for Redactions {
     }
 }
 
-/// The prior states of changed files, newest last per file, for `undo`.
+/// Snapshots kept per file; older ones are dropped.
+const MAX_SNAPSHOTS: usize = 50;
+
+/// The prior states of changed files, newest last per file, for `undo` (the last 50
+/// per file).
 #[derive(Default, Debug)]
 pub struct SnapshotStore {
     stacks: Mutex<HashMap<PathBuf, Vec<Option<Vec<u8>>>>>,
@@ -235,10 +251,12 @@ impl SnapshotStore {
             Ok(_) => return false,
             Err(_) => None,
         };
-        self.lock()
-            .entry(path.to_path_buf())
-            .or_default()
-            .push(state);
+        let mut stacks = self.lock();
+        let stack = stacks.entry(path.to_path_buf()).or_default();
+        if stack.len() == MAX_SNAPSHOTS {
+            stack.remove(0);
+        }
+        stack.push(state);
         true
     }
 
@@ -707,5 +725,9 @@ mod tests {
         assert_eq!(store.pop(&file), Some(Some(b"one".to_vec())));
         assert_eq!(store.pop(&file), Some(None));
         assert_eq!(store.pop(&file), None);
+        for _ in 0..MAX_SNAPSHOTS + 5 {
+            store.save(&file);
+        }
+        assert_eq!(store.depth(&file), MAX_SNAPSHOTS);
     }
 }

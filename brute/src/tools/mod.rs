@@ -9,8 +9,10 @@
 //!   tools only known at run time.
 //! - [`DefaultToolPipeline`] advertises a set's schemas on the way in and, on the way
 //!   out, runs every tool call of the model's last message through the per-call
-//!   pipeline ([`Validate`] → [`Snapshot`] → [`Execute`]), concurrently and in call
-//!   order, turning every failure into a tool result the model sees.
+//!   pipeline ([`Validate`] → [`Snapshot`] → [`Execute`], built with
+//!   [`pipeline!`](crate::pipeline!) and replaceable through the `pipeline` option),
+//!   concurrently and in call order, turning every failure into a tool result the
+//!   model sees.
 //! - [`Tools::ALL`] are the built-in tools, confined to a root directory.
 //!
 //! ```

@@ -17,7 +17,7 @@ use super::context::{
 };
 use super::error::ToolError;
 use super::set::{Prepared, ToolSet};
-use super::truncate::{Truncation, truncate};
+use super::truncate::{Truncation, truncate_owned};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -176,6 +176,14 @@ crate::pipeline! {
     run Execute;
 }
 
+/// When `DefaultToolPipeline`'s `pipeline` option is not set, its slot holds
+/// `MissingOption`, which runs [`StandardCallPipeline`].
+impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for crate::stack::MissingOption {
+    async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
+        standard_call_pipeline().call(env).await
+    }
+}
+
 /// Builds [`StandardCallPipeline`] with the same macro as agents.
 pub fn standard_call_pipeline() -> StandardCallPipeline {
     crate::pipeline! {
@@ -201,7 +209,8 @@ pub fn standard_call_pipeline() -> StandardCallPipeline {
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
 /// - outputs longer than 2,000 lines or 50 KiB are cut, and the full text is saved
-///   in `output_dir`, named in the result;
+///   in `output_dir`, named in the result (saved outputs older than a week are deleted
+///   when the pipeline first runs);
 /// - secrets from the environment (and the values of `redact`) are replaced by
 ///   placeholders in every result.
 ///
@@ -228,11 +237,16 @@ pub fn standard_call_pipeline() -> StandardCallPipeline {
 /// ```
 #[derive(crate::Middleware)]
 #[middleware(crate = crate, provides = crate::kind::ToolPipeline)]
-pub struct DefaultToolPipeline<A, T> {
+pub struct DefaultToolPipeline<A, T, P> {
     app: A,
     /// The tools: [`Tools::ALL`](super::Tools::ALL), a tuple of tools, a
     /// [`tools!`](crate::tools!) list or a [`Registry`](super::Registry).
     tools: T,
+    /// The per-call pipeline, built with [`pipeline!`](crate::pipeline!) over
+    /// [`ToolCallEnv`] (default: [`StandardCallPipeline`], validate → snapshot →
+    /// execute). Add stages of your own between them:
+    /// `pipeline: brute::pipeline! { use Validate; use MyAudit; use Snapshot; run Execute; }`.
+    pipeline: P,
     /// The directory filesystem tools are confined to (default: the working directory
     /// when the pipeline first runs).
     #[middleware(into)]
@@ -274,7 +288,7 @@ struct Shared {
     specs: Vec<ToolSpec>,
 }
 
-impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
+impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
     fn shared(&self) -> Result<&Shared, Error> {
         if let Some(shared) = self.shared.get() {
             return Ok(shared);
@@ -297,6 +311,8 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
             .with_network(self.network.clone())
             .with_output_dir(self.output_dir.resolve())
             .with_redactions(self.redact.clone());
+        // Saved outputs of earlier runs older than a week are deleted (best effort).
+        super::truncate::cleanup(context.output_dir(), super::truncate::RETENTION);
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
         Ok(self.shared.get_or_init(|| Shared { context, specs }))
@@ -311,7 +327,13 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
     pub fn context(&self) -> Result<&ToolContext, Error> {
         self.shared().map(|s| &s.context)
     }
+}
 
+impl<A, T, P> DefaultToolPipeline<A, T, P>
+where
+    T: ToolSet,
+    P: for<'a> Handler<ToolCallEnv<'a, T>>,
+{
     /// Runs one call through approval, the per-call pipeline, the timeout and the
     /// panic guard; returns the result text and whether it is an error.
     async fn run_one(&self, context: &ToolContext, mut call: ToolCall) -> (String, bool) {
@@ -323,8 +345,7 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
         let name = call.name.clone();
         let limit = self.timeouts.get(&name).unwrap_or(self.timeout);
         let mut env = ToolCallEnv::new(call, &self.tools, context);
-        let pipeline = standard_call_pipeline();
-        let run = tokio::time::timeout(limit, pipeline.call(&mut env));
+        let run = tokio::time::timeout(limit, self.pipeline.call(&mut env));
         let outcome = AssertUnwindSafe(run).catch_unwind().await;
         let result = match outcome {
             Err(panic) => Err(ToolError::Panicked(panic_message(&*panic))),
@@ -340,9 +361,9 @@ impl<A, T: ToolSet> DefaultToolPipeline<A, T> {
             Ok(output) => (output.content, false),
             Err(error) => error_text(&name, &error),
         };
-        let text = context.redact(&text);
+        let text = context.redact_owned(text);
         (
-            truncate(&text, env.truncation, context.output_dir()),
+            truncate_owned(text, env.truncation, context.output_dir()),
             is_error,
         )
     }
@@ -362,7 +383,12 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-impl<A: Handler<Env>, T: ToolSet> Handler<Env> for DefaultToolPipeline<A, T> {
+impl<A, T, P> Handler<Env> for DefaultToolPipeline<A, T, P>
+where
+    A: Handler<Env>,
+    T: ToolSet,
+    P: for<'a> Handler<ToolCallEnv<'a, T>>,
+{
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
         for spec in &shared.specs {
@@ -378,14 +404,18 @@ impl<A: Handler<Env>, T: ToolSet> Handler<Env> for DefaultToolPipeline<A, T> {
         for call in &calls {
             env.emit(Event::ToolCallStart { call });
         }
-        let runs: Vec<_> = calls
-            .iter()
-            .map(|call| self.run_one(&shared.context, call.clone()))
-            .collect();
-        let results: Vec<(String, bool)> = futures_util::stream::iter(runs)
-            .buffered(self.concurrency.max(1))
-            .collect()
-            .await;
+        let results: Vec<(String, bool)> = if let [call] = calls.as_slice() {
+            vec![self.run_one(&shared.context, call.clone()).await]
+        } else {
+            let runs: Vec<_> = calls
+                .iter()
+                .map(|call| self.run_one(&shared.context, call.clone()))
+                .collect();
+            futures_util::stream::iter(runs)
+                .buffered(self.concurrency.max(1))
+                .collect()
+                .await
+        };
         for (call, (content, is_error)) in calls.iter().zip(results) {
             env.messages
                 .push(Message::tool_result(call.id.clone(), content));

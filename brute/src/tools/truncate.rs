@@ -40,14 +40,10 @@ pub enum Truncation {
 /// assert!(cut.contains("Full output saved to:"));
 /// ```
 pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
-    if direction == Truncation::None {
+    if direction == Truncation::None || fits(text) {
         return text.to_string();
     }
     let lines: Vec<&str> = text.lines().collect();
-    let long_line = lines.iter().any(|l| l.len() > MAX_LINE_LENGTH);
-    if lines.len() <= MAX_LINES && text.len() <= MAX_BYTES && !long_line {
-        return text.to_string();
-    }
     let total = lines.len();
     let cut_line = |line: &str| -> String {
         if line.len() <= MAX_LINE_LENGTH {
@@ -93,6 +89,53 @@ pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
     out
 }
 
+/// Saved outputs older than this are deleted when a pipeline starts.
+pub(crate) const RETENTION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Deletes the saved outputs (`tool_*.txt`) in `dir` older than `retention`; returns
+/// how many were deleted. Best effort: files that cannot be read or deleted are skipped.
+pub(crate) fn cleanup(dir: &Path, retention: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("tool_") && name.ends_with(".txt")
+        })
+        .filter(|entry| {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|modified| now.duration_since(modified).ok())
+                .is_some_and(|age| age > retention)
+        })
+        .filter(|entry| std::fs::remove_file(entry.path()).is_ok())
+        .count()
+}
+
+/// Whether `text` is within every limit (one pass, no allocation).
+pub(crate) fn fits(text: &str) -> bool {
+    text.len() <= MAX_BYTES
+        && text
+            .lines()
+            .enumerate()
+            .all(|(i, line)| i < MAX_LINES && line.len() <= MAX_LINE_LENGTH)
+}
+
+/// [`truncate`] without a copy when `text` fits.
+pub(crate) fn truncate_owned(text: String, direction: Truncation, dir: &Path) -> String {
+    if direction == Truncation::None || fits(&text) {
+        text
+    } else {
+        truncate(&text, direction, dir)
+    }
+}
+
 fn save_full(text: &str, dir: &Path) -> std::io::Result<std::path::PathBuf> {
     std::fs::create_dir_all(dir)?;
     let file = tempfile_in(dir)?;
@@ -128,6 +171,29 @@ fn tempfile_in(dir: &Path) -> std::io::Result<std::path::PathBuf> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn cleanup_deletes_old_saved_outputs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("tool_0000000000000001.txt");
+        let new = dir.path().join("tool_0000000000000002.txt");
+        let other = dir.path().join("notes.txt");
+        for path in [&old, &new, &other] {
+            std::fs::write(path, "x").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - RETENTION * 2;
+        for path in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        assert_eq!(cleanup(dir.path(), RETENTION), 1);
+        assert!(!old.exists() && new.exists() && other.exists());
+        assert_eq!(cleanup(&dir.path().join("missing"), RETENTION), 0);
+    }
 
     #[test]
     fn keeps_short_text_and_cuts_long_text() {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::Tools;
 use crate::message::Role;
-use crate::tools::{DefaultToolPipeline, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{BoxFuture, DefaultToolPipeline, Tool, ToolContext, ToolError, ToolOutput};
 
 /// The sub-agent's system prompt.
 const PROMPT: &str = "You are a research agent working for another agent. You have read-only tools \
@@ -54,8 +54,11 @@ impl Tool for Delegate {
             use DefaultToolPipeline { tools: Tools::READ_ONLY, root: root, output_dir: output_dir };
             run model;
         };
-        let outcome = agent
-            .start(args.task)
+        // Boxed: the sub-agent's future is a whole stack of its own, and nesting its
+        // layout inside the caller's would exceed rustc's recursion limit.
+        let turn: BoxFuture<'_, Result<crate::Outcome, crate::Error>> =
+            Box::pin(agent.start(args.task));
+        let outcome = turn
             .await
             .map_err(|e| ToolError::failed(format!("the sub-agent failed: {e}")))?;
         let text = outcome

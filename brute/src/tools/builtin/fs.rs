@@ -115,57 +115,97 @@ impl Tool for Read {
         if meta.is_dir() {
             return list_dir(&path, raw).await;
         }
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|e| ToolError::io("cannot read", raw, e))?;
-        if is_binary(&path, &bytes) {
-            return Err(ToolError::failed(format!("Cannot read binary file: {raw}")));
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text.lines().collect();
-        let total = lines.len();
-        if total == 0 {
-            return Ok("(empty file)".into());
-        }
         let start = args.start_line.unwrap_or(1).max(1);
-        if start > total {
-            return Err(ToolError::failed(format!(
-                "start_line {start} is past the end of {raw}, which has {total} lines"
-            )));
-        }
-        let end = args.end_line.unwrap_or(total).clamp(start, total);
-        let mut out = String::new();
-        let mut last = start - 1;
-        for (index, line) in lines[start - 1..end].iter().enumerate() {
-            let number = start + index;
-            let shown = if line.chars().count() > MAX_LINE_LENGTH {
-                let cut: String = line.chars().take(MAX_LINE_LENGTH).collect();
-                format!("{cut}... (line truncated to {MAX_LINE_LENGTH} chars)")
-            } else {
-                (*line).to_string()
-            };
-            let entry = format!("{number}\t{shown}\n");
-            if number - start >= MAX_LINES || out.len() + entry.len() > MAX_BYTES {
-                break;
-            }
-            out.push_str(&entry);
-            last = number;
-        }
-        if out.ends_with('\n') {
-            out.pop();
-        }
-        if last < end && args.end_line.is_none() {
-            out.push_str(&format!(
-                "\n\n(Showing lines {start}-{last} of {total}. Use start_line={} to continue.)",
-                last + 1
-            ));
-        } else if last < end {
-            out.push_str(&format!(
-                "\n\n(Showing lines {start}-{last} of the {start}-{end} asked for: the output limit was reached.)"
-            ));
-        }
-        Ok(out.into())
+        let end_line = args.end_line;
+        let raw = raw.to_string();
+        tokio::task::spawn_blocking(move || read_numbered(&path, &raw, start, end_line))
+            .await
+            .map_err(|e| ToolError::failed(format!("the read task failed: {e}")))?
     }
+}
+
+/// A line longer than this is split (its display is cut to [`MAX_LINE_LENGTH`] anyway),
+/// so that a file without newlines cannot make `read` hold it whole.
+const MAX_LINE_BYTES: u64 = 1024 * 1024;
+
+/// The numbered lines `start..=end_line` of a text file, within the output limits,
+/// streaming the file so that memory stays bounded whatever its size.
+fn read_numbered(
+    path: &Path,
+    raw: &str,
+    start: usize,
+    end_line: Option<usize>,
+) -> Result<ToolOutput, ToolError> {
+    use std::io::{BufRead, BufReader, Read as _};
+
+    let io = |e| ToolError::io("cannot read", raw, e);
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut head = Vec::with_capacity(4096);
+    (&mut file).take(4096).read_to_end(&mut head).map_err(io)?;
+    if is_binary(path, &head) {
+        return Err(ToolError::failed(format!("Cannot read binary file: {raw}")));
+    }
+    let mut reader = BufReader::new(std::io::Cursor::new(head).chain(file));
+    let mut out = String::new();
+    let mut total = 0usize;
+    let mut last = start - 1;
+    let mut full = false;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES)
+            .read_until(b'\n', &mut buf)
+            .map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        total += 1;
+        let number = total;
+        if full || number < start || end_line.is_some_and(|e| number > e) {
+            continue;
+        }
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let shown = if line.chars().count() > MAX_LINE_LENGTH {
+            let cut: String = line.chars().take(MAX_LINE_LENGTH).collect();
+            format!("{cut}... (line truncated to {MAX_LINE_LENGTH} chars)")
+        } else {
+            line.into_owned()
+        };
+        let entry = format!("{number}\t{shown}\n");
+        if number - start >= MAX_LINES || out.len() + entry.len() > MAX_BYTES {
+            full = true;
+            continue;
+        }
+        out.push_str(&entry);
+        last = number;
+    }
+    if total == 0 {
+        return Ok("(empty file)".into());
+    }
+    if start > total {
+        return Err(ToolError::failed(format!(
+            "start_line {start} is past the end of {raw}, which has {total} lines"
+        )));
+    }
+    let end = end_line.unwrap_or(total).clamp(start, total);
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    if last < end && end_line.is_none() {
+        out.push_str(&format!(
+            "\n\n(Showing lines {start}-{last} of {total}. Use start_line={} to continue.)",
+            last + 1
+        ));
+    } else if last < end {
+        out.push_str(&format!(
+            "\n\n(Showing lines {start}-{last} of the {start}-{end} asked for: the output limit was reached.)"
+        ));
+    }
+    Ok(out.into())
 }
 
 async fn list_dir(path: &Path, raw: &str) -> Result<ToolOutput, ToolError> {

@@ -37,7 +37,8 @@ pub struct Questions {
 
 /// `question`: asks the user multiple-choice questions through the context's
 /// [`QuestionHandler`](crate::tools::QuestionHandler); without a handler (a
-/// non-interactive run) it returns an error result saying so.
+/// non-interactive run) it returns an error result saying so. Questions of calls running
+/// at the same time are asked one call after the other.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Question;
 
@@ -60,6 +61,7 @@ impl Tool for Question {
             });
         }
         let headers: Vec<String> = args.questions.iter().map(|q| q.header.clone()).collect();
+        let _turn = cx.asking().await;
         let Some(pending) = cx.questions().ask(args) else {
             return Err(ToolError::failed(
                 "cannot ask questions: this run is not interactive (the application set no question handler)",
@@ -68,6 +70,13 @@ impl Tool for Question {
         let answers = pending
             .await
             .map_err(|e| ToolError::failed(format!("the question was not answered: {e}")))?;
+        if answers.len() != headers.len() {
+            return Err(ToolError::failed(format!(
+                "the question handler returned {} answers for {} questions",
+                answers.len(),
+                headers.len()
+            )));
+        }
         let parts: Vec<String> = headers
             .iter()
             .zip(answers.iter())
