@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::event::{Event, EventHandler, EventHandlers, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, Role};
-use tracing::Instrument;
+use crate::trace::traced;
 
 /// An agent: a middleware stack (usually built by [`brute_agent!`](crate::brute_agent!))
 /// plus the event handlers registered on it.
@@ -140,7 +140,7 @@ impl<S: Handler<Env>> Agent<S> {
             gen_ai.operation.name = "invoke_agent",
             brute.messages = env.messages.len(),
         );
-        self.stack.call(env).instrument(span)
+        traced(self.stack.call(env), span)
     }
 
     #[inline]

@@ -130,6 +130,7 @@ pub mod providers;
 mod scripted;
 pub mod stack;
 mod tool;
+mod trace;
 #[cfg(feature = "tools")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tools")))]
 pub mod tools;

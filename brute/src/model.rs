@@ -3,7 +3,9 @@
 use std::future::Future;
 
 use serde::{Deserialize, Serialize};
-use tracing::{Instrument, Span};
+use tracing::Span;
+
+use crate::trace::traced;
 
 use crate::env::Env;
 use crate::error::Error;
@@ -132,13 +134,12 @@ impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span(self.model.name(), env);
         let record = span.clone();
-        async {
+        let call = async {
             before_call(env)?;
             let Completion { message, usage } = self.model.complete(env).await?;
             after_call(env, message, usage, &record)
-        }
-        .instrument(span)
-        .await
+        };
+        traced(call, span).await
     }
 }
 
@@ -166,13 +167,12 @@ where
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
         let record = span.clone();
-        async {
+        let call = async {
             before_call(env)?;
             let (message, usage) = (self.f)(env).await?.into_parts();
             after_call(env, message, usage, &record)
-        }
-        .instrument(span)
-        .await
+        };
+        traced(call, span).await
     }
 }
 

@@ -4,7 +4,7 @@ use crate::env::{Env, ExitReason};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Message;
-use tracing::Instrument;
+use crate::trace::traced;
 
 /// What `MaxIterations` does when the limit is reached.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
             brute.iteration = env.iteration,
             brute.max_iterations = self.max,
         );
-        self.guard(env).instrument(span)
+        traced(self.guard(env), span)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tracing::Instrument;
+use crate::trace::traced;
 
 use crate::env::Env;
 use crate::error::Error;
@@ -110,7 +110,7 @@ impl<A: Handler<Env>> Handler<Env> for Retry<A> {
             brute.retry.attempts = tracing::field::Empty,
         );
         let record = span.clone();
-        async move {
+        let body = async move {
             let mut attempt = 1;
             loop {
                 let before = env.messages.len();
@@ -146,7 +146,7 @@ impl<A: Handler<Env>> Handler<Env> for Retry<A> {
                 tokio::time::sleep(delay).await;
                 attempt += 1;
             }
-        }
-        .instrument(span)
+        };
+        traced(body, span)
     }
 }

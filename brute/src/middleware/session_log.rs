@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tracing::Instrument;
+use crate::trace::traced;
 
 use crate::env::{Checkpoint, Env};
 use crate::error::Error;
@@ -657,7 +657,7 @@ impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
             brute.session.loaded = tracing::field::Empty,
         );
         let record = span.clone();
-        async move {
+        let body = async move {
             let (file, loaded) = SessionFile::open_with(&path, self.sync)?;
             record.record("brute.session.loaded", loaded.len());
             let lead = leading_system(&env.messages);
@@ -674,7 +674,7 @@ impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
             let saved = env.checkpoint();
             drop(env.remove_checkpoint(id));
             result.and(saved)
-        }
-        .instrument(span)
+        };
+        traced(body, span)
     }
 }

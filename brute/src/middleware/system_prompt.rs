@@ -7,7 +7,7 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
-use tracing::Instrument;
+use crate::trace::traced;
 
 /// The text of a system prompt, or a builder that writes it from the env (model name,
 /// working directory, date, custom rules in `metadata`).
@@ -112,6 +112,6 @@ impl<A: Handler<Env>> Handler<Env> for SystemPrompt<A> {
             }
         }
         drop(_entered);
-        self.app.call(env).instrument(span)
+        traced(self.app.call(env), span)
     }
 }

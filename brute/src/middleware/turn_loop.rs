@@ -28,7 +28,7 @@ pub mod Loop {
     use crate::event::Event;
     use crate::handler::Handler;
     use crate::message::Role;
-    use tracing::Instrument;
+    use crate::trace::traced;
 
     /// Re-runs the inner stack while the last message is a tool result: the model
     /// called tools, they ran, and the model must see their results.
@@ -75,21 +75,20 @@ pub mod Loop {
             brute.iterations = tracing::field::Empty
         );
         let record = span.clone();
-        async move {
+        let body = async move {
             loop {
                 env.iteration += 1;
                 env.emit(Event::Iteration { n: env.iteration });
                 // One span per pass, the parent of every inner layer's span.
                 let pass = tracing::info_span!("brute.iteration", brute.iteration = env.iteration);
-                let result = app.call(env).instrument(pass).await;
+                let result = traced(app.call(env), pass).await;
                 if result.is_err() || env.should_exit.is_some() || !condition(env) {
                     record.record("brute.iterations", env.iteration);
                     return result;
                 }
             }
-        }
-        .instrument(span)
-        .await
+        };
+        traced(body, span).await
     }
 
     impl<A: Handler<Env>> Handler<Env> for ToolResult<A> {
