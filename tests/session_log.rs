@@ -944,3 +944,43 @@ fn sigkill_with_the_default_tool_pipeline_leaves_no_dangling_call() {
     }
     kill_rounds("sigkill_with_the_default_tool_pipeline_leaves_no_dangling_call");
 }
+
+/// Each tool result is on disk as soon as it is appended, before the next result of
+/// the same batch: a crash in the middle of a batch loses no finished result.
+#[tokio::test]
+async fn each_tool_result_of_a_batch_is_durable_before_the_next() {
+    use brute::tools::{DefaultToolPipeline, Tools};
+    use brute::{EventKind, ToolCall};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "beta\n").unwrap();
+    let path = dir.path().join("session.jsonl");
+    let root = dir.path().to_path_buf();
+    let model = brute::ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                ToolCall::new("c1", "read", serde_json::json!({"file_path": "a.txt"})),
+                ToolCall::new("c2", "read", serde_json::json!({"file_path": "b.txt"})),
+            ],
+        ),
+        Message::assistant("done"),
+    ]);
+    let mut agent = brute::brute_agent! {
+        use brute::SessionLog { path: path.clone() };
+        use brute::Loop::ToolResult;
+        use DefaultToolPipeline { tools: Tools::READ_ONLY, root: root };
+        run model;
+    };
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (log, file) = (seen.clone(), path.clone());
+    agent.on(EventKind::ToolResult, move |_env, _event| {
+        // Read the file while the turn is still running the batch.
+        let lines = std::fs::read_to_string(&file).unwrap();
+        log.lock().unwrap().push(lines.lines().count());
+    });
+    agent.start("read both").await.unwrap();
+    // user + assistant call, then one more line per result, each before the next.
+    assert_eq!(*seen.lock().unwrap(), [3, 4]);
+}

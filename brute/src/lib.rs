@@ -130,10 +130,10 @@ pub mod providers;
 mod scripted;
 pub mod stack;
 mod tool;
-mod trace;
 #[cfg(feature = "tools")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tools")))]
 pub mod tools;
+mod trace;
 
 #[doc(hidden)]
 pub mod __private;

@@ -391,11 +391,7 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
-        for spec in &shared.specs {
-            if !env.tools.iter().any(|t| t.name == spec.name) {
-                env.tools.push(spec.clone());
-            }
-        }
+        advertise(env, &shared.specs);
         self.app.call(env).await?;
         let calls = match env.messages.last() {
             Some(message) if message.has_tool_calls() => message.tool_calls.clone(),
@@ -404,21 +400,22 @@ where
         for call in &calls {
             env.emit(Event::ToolCallStart { call });
         }
-        let results: Vec<(String, bool)> = if let [call] = calls.as_slice() {
-            vec![self.run_one(&shared.context, call.clone()).await]
-        } else {
-            let runs: Vec<_> = calls
-                .iter()
-                .map(|call| self.run_one(&shared.context, call.clone()))
-                .collect();
-            futures_util::stream::iter(runs)
-                .buffered(self.concurrency.max(1))
-                .collect()
-                .await
-        };
-        for (call, (content, is_error)) in calls.iter().zip(results) {
+        // Collected first: a lazy iterator held across the awaits below would not be
+        // `Send` for every lifetime.
+        let runs: Vec<_> = calls
+            .iter()
+            .map(|call| self.run_one(&shared.context, call.clone()))
+            .collect();
+        let mut results = futures_util::stream::iter(runs).buffered(self.concurrency.max(1));
+        let mut calls = calls.iter();
+        // Results arrive in call order; each is appended and made durable (see
+        // `Env::checkpoint`) as soon as it and every call before it are done, so a crash
+        // in the middle of a batch loses no finished result.
+        while let Some((content, is_error)) = results.next().await {
+            let Some(call) = calls.next() else { break };
             env.messages
                 .push(Message::tool_result(call.id.clone(), content));
+            env.checkpoint()?;
             if let Some(result) = env.messages.last() {
                 env.emit(Event::ToolResult {
                     call,
@@ -428,5 +425,24 @@ where
             }
         }
         Ok(())
+    }
+}
+
+/// Adds `specs` to the tools advertised in `env`, once per turn: the specs share
+/// their schemas (`Arc`), so finding the first one already there is a pointer
+/// comparison, not a comparison of names on every pass.
+fn advertise(env: &mut Env, specs: &[ToolSpec]) {
+    let Some(first) = specs.first() else { return };
+    if env
+        .tools
+        .iter()
+        .any(|t| std::sync::Arc::ptr_eq(&t.parameters, &first.parameters))
+    {
+        return;
+    }
+    for spec in specs {
+        if !env.tools.iter().any(|t| t.name == spec.name) {
+            env.tools.push(spec.clone());
+        }
     }
 }
