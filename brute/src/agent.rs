@@ -119,28 +119,28 @@ impl<S: Handler<Env>> Agent<S> {
     pub async fn start(&self, prompt: impl Into<String>) -> Result<Outcome, Error> {
         let mut env = self.env();
         env.messages.push(Message::user(prompt));
-        self.drive(&mut env).await?;
+        let span = Self::begin(&env);
+        traced!(self.stack.call(&mut env), span)?;
         Ok(Self::finish(env))
     }
 
     /// Runs one turn on a prepared env (see [`Agent::env`]).
     pub async fn turn(&self, mut env: Env) -> Result<Outcome, Error> {
-        self.drive(&mut env).await?;
+        let span = Self::begin(&env);
+        traced!(self.stack.call(&mut env), span)?;
         Ok(Self::finish(env))
     }
 
-    fn drive<'a>(
-        &'a self,
-        env: &'a mut Env,
-    ) -> impl Future<Output = Result<(), Error>> + Send + 'a {
+    /// Reports the start of a turn; the turn's span.
+    #[inline]
+    fn begin(env: &Env) -> tracing::Span {
         env.emit(Event::TurnStart);
-        let span = tracing::info_span!(
+        tracing::info_span!(
             "invoke_agent",
             otel.kind = "internal",
             gen_ai.operation.name = "invoke_agent",
             brute.messages = env.messages.len(),
-        );
-        traced(self.stack.call(env), span)
+        )
     }
 
     #[inline]

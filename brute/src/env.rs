@@ -131,10 +131,16 @@ impl Env {
     /// assert!(env.remove_checkpoint(id).is_some());
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn checkpoint(&mut self) -> Result<(), crate::error::Error> {
         if self.checkpoints.is_empty() {
             return Ok(());
         }
+        self.save_checkpoints()
+    }
+
+    #[cold]
+    fn save_checkpoints(&mut self) -> Result<(), crate::error::Error> {
         let mut checkpoints = std::mem::take(&mut self.checkpoints);
         let result = checkpoints.iter_mut().try_for_each(|(_, c)| c.save(self));
         // Checkpoints registered by a `save` (none should) are kept after the others.

@@ -5,7 +5,7 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 use tracing::Span;
 
-use crate::trace::traced;
+use crate::trace::{in_span, traced};
 
 use crate::env::Env;
 use crate::error::Error;
@@ -133,13 +133,9 @@ impl<M> Terminal<M> {
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span(self.model.name(), env);
-        let record = span.clone();
-        let call = async {
-            before_call(env)?;
-            let Completion { message, usage } = self.model.complete(env).await?;
-            after_call(env, message, usage, &record)
-        };
-        traced(call, span).await
+        in_span(&span, || before_call(env))?;
+        let Completion { message, usage } = traced!(self.model.complete(env), span.clone())?;
+        in_span(&span, || after_call(env, message, usage, &span))
     }
 }
 
@@ -166,13 +162,9 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
-        let record = span.clone();
-        let call = async {
-            before_call(env)?;
-            let (message, usage) = (self.f)(env).await?.into_parts();
-            after_call(env, message, usage, &record)
-        };
-        traced(call, span).await
+        in_span(&span, || before_call(env))?;
+        let (message, usage) = traced!((self.f)(env), span.clone())?.into_parts();
+        in_span(&span, || after_call(env, message, usage, &span))
     }
 }
 
@@ -224,8 +216,10 @@ fn after_call(
             prompt_messages: env.messages.len(),
             tokens: usize::try_from(usage.input_tokens + usage.output_tokens).unwrap_or(usize::MAX),
         });
-        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+        if !span.is_disabled() {
+            span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+            span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+        }
     }
     if capture_content() {
         tracing::debug!(
@@ -247,6 +241,7 @@ fn after_call(
 
 /// Whether traces may carry message content: off unless the OpenTelemetry variable
 /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`. Read once.
+#[inline]
 pub(crate) fn capture_content() -> bool {
     static CAPTURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *CAPTURE.get_or_init(|| {

@@ -1,47 +1,32 @@
 //! Spans at no cost when nobody traces.
 //!
 //! `tracing::Instrument` wraps a future so that its span is entered on every poll. In
-//! a stack, every layer would wrap the next, and the wrappers keep the compiler from
-//! flattening the nested futures into one: measured, that cost more than all the
-//! layers' own work. [`traced`] only wraps when a subscriber wants the span; otherwise
-//! the future is polled as it is, behind one branch.
+//! a stack every layer would wrap the next, and the wrappers keep the compiler from
+//! building each inner future in place: measured, that cost more than all the layers'
+//! own work. [`traced!`] awaits the future inside its span only when a subscriber wants
+//! the span; otherwise it awaits the future itself, behind one branch.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use tracing::Span;
-use tracing::instrument::{Instrument, Instrumented};
-
-pin_project_lite::pin_project! {
-    /// A future inside its span, or alone when the span is disabled.
-    #[project = TracedProj]
-    pub(crate) enum Traced<F> {
-        Plain { #[pin] future: F },
-        Spanned { #[pin] future: Instrumented<F> },
-    }
-}
-
-impl<F: Future> Future for Traced<F> {
-    type Output = F::Output;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        match self.project() {
-            TracedProj::Plain { future } => future.poll(cx),
-            TracedProj::Spanned { future } => future.poll(cx),
+/// Awaits `$future` inside `$span`, or without any wrapper when the span is disabled.
+/// Use it in an `async` body.
+macro_rules! traced {
+    ($future:expr, $span:expr) => {{
+        let span: ::tracing::Span = $span;
+        if span.is_disabled() {
+            $future.await
+        } else {
+            ::tracing::Instrument::instrument($future, span).await
         }
-    }
+    }};
 }
 
-/// `future` inside `span` when the span is enabled, else `future` itself.
+pub(crate) use traced;
+
+/// Runs `f` inside `span`; without entering it when the span is disabled.
 #[inline]
-pub(crate) fn traced<F: Future>(future: F, span: Span) -> Traced<F> {
+pub(crate) fn in_span<R>(span: &tracing::Span, f: impl FnOnce() -> R) -> R {
     if span.is_disabled() {
-        Traced::Plain { future }
+        f()
     } else {
-        Traced::Spanned {
-            future: future.instrument(span),
-        }
+        span.in_scope(f)
     }
 }

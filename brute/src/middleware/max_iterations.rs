@@ -4,7 +4,7 @@ use crate::env::{Env, ExitReason};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Message;
-use crate::trace::traced;
+use crate::trace::{in_span, traced};
 
 /// What `MaxIterations` does when the limit is reached.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,26 +55,30 @@ pub struct MaxIterations<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
-    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.max_iterations",
             brute.layer = "MaxIterations",
             brute.iteration = env.iteration,
             brute.max_iterations = self.max,
         );
-        traced(self.guard(env), span)
+        if in_span(&span, || self.at_limit(env))? {
+            return Ok(());
+        }
+        traced!(self.app.call(env), span)
     }
 }
 
-impl<A: Handler<Env>> MaxIterations<A> {
-    async fn guard(&self, env: &mut Env) -> Result<(), Error> {
+impl<A> MaxIterations<A> {
+    /// The guard's decision before a pass: `Ok(true)` ends the turn here.
+    fn at_limit(&self, env: &mut Env) -> Result<bool, Error> {
         if env.iteration > self.max {
             let reason = ExitReason::MaxIterations { max: self.max };
             if self.mode == LimitMode::Error {
                 return Err(Error::Stopped(reason));
             }
             env.exit(reason);
-            return Ok(());
+            return Ok(true);
         }
         if let LimitMode::Warn { remaining } = self.mode {
             let left = self.max - env.iteration + 1;
@@ -85,6 +89,6 @@ impl<A: Handler<Env>> MaxIterations<A> {
                 )));
             }
         }
-        self.app.call(env).await
+        Ok(false)
     }
 }

@@ -147,6 +147,6 @@ impl<A: Handler<Env>> Handler<Env> for Retry<A> {
                 attempt += 1;
             }
         };
-        traced(body, span)
+        async move { traced!(body, span) }
     }
 }

@@ -675,6 +675,6 @@ impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
             drop(env.remove_checkpoint(id));
             result.and(saved)
         };
-        traced(body, span)
+        async move { traced!(body, span) }
     }
 }

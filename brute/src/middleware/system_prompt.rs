@@ -97,7 +97,7 @@ pub struct SystemPrompt<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for SystemPrompt<A> {
-    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.system_prompt",
             brute.layer = "SystemPrompt",
@@ -108,10 +108,12 @@ impl<A: Handler<Env>> Handler<Env> for SystemPrompt<A> {
             let text = self.prompt.render(env);
             if !text.is_empty() {
                 env.messages.insert(0, Message::system(text));
-                span.record("brute.system_prompt.added", true);
+                if !span.is_disabled() {
+                    span.record("brute.system_prompt.added", true);
+                }
             }
         }
         drop(_entered);
-        traced(self.app.call(env), span)
+        traced!(self.app.call(env), span)
     }
 }

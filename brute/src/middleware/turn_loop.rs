@@ -74,21 +74,25 @@ pub mod Loop {
             brute.layer = kind,
             brute.iterations = tracing::field::Empty
         );
-        let record = span.clone();
-        let body = async move {
-            loop {
-                env.iteration += 1;
-                env.emit(Event::Iteration { n: env.iteration });
-                // One span per pass, the parent of every inner layer's span.
-                let pass = tracing::info_span!("brute.iteration", brute.iteration = env.iteration);
-                let result = traced(app.call(env), pass).await;
-                if result.is_err() || env.should_exit.is_some() || !condition(env) {
-                    record.record("brute.iterations", env.iteration);
-                    return result;
+        loop {
+            env.iteration += 1;
+            env.emit(Event::Iteration { n: env.iteration });
+            // One span per pass, a child of the loop's span and the parent of every
+            // inner layer's span. Only the passes are instrumented: the loop's span
+            // is their parent, so no wrapper is needed around the loop itself.
+            let pass = tracing::info_span!(
+                parent: &span,
+                "brute.iteration",
+                brute.iteration = env.iteration
+            );
+            let result = traced!(app.call(env), pass);
+            if result.is_err() || env.should_exit.is_some() || !condition(env) {
+                if !span.is_disabled() {
+                    span.record("brute.iterations", env.iteration);
                 }
+                return result;
             }
-        };
-        traced(body, span).await
+        }
     }
 
     impl<A: Handler<Env>> Handler<Env> for ToolResult<A> {
