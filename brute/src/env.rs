@@ -42,6 +42,14 @@ pub struct Env {
     /// Typed values that middleware leave for each other.
     pub extensions: Extensions,
     events: Option<Arc<EventHandlers>>,
+    // Boxed and created by the first `add_checkpoint`: an env without a session log
+    // stays small, and it moves on every turn.
+    durability: Option<Box<Durability>>,
+}
+
+/// The checkpoints of an env and its history revision.
+#[derive(Default)]
+struct Durability {
     checkpoints: Vec<(CheckpointId, Box<dyn Checkpoint>)>,
     next_checkpoint: u64,
     history_revision: u64,
@@ -95,16 +103,18 @@ impl Env {
     /// writer here on the way in, so that the layers inside it (which it cannot see)
     /// make the conversation durable as the turn runs.
     pub fn add_checkpoint(&mut self, checkpoint: impl Checkpoint + 'static) -> CheckpointId {
-        self.next_checkpoint += 1;
-        let id = CheckpointId(self.next_checkpoint);
-        self.checkpoints.push((id, Box::new(checkpoint)));
+        let durability = self.durability.get_or_insert_with(Default::default);
+        durability.next_checkpoint += 1;
+        let id = CheckpointId(durability.next_checkpoint);
+        durability.checkpoints.push((id, Box::new(checkpoint)));
         id
     }
 
     /// Unregisters the checkpoint `id` and returns it.
     pub fn remove_checkpoint(&mut self, id: CheckpointId) -> Option<Box<dyn Checkpoint>> {
-        let index = self.checkpoints.iter().position(|(i, _)| *i == id)?;
-        Some(self.checkpoints.remove(index).1)
+        let checkpoints = &mut self.durability.as_mut()?.checkpoints;
+        let index = checkpoints.iter().position(|(i, _)| *i == id)?;
+        Some(checkpoints.remove(index).1)
     }
 
     /// Makes the conversation durable: calls every registered [`Checkpoint`] with this
@@ -133,19 +143,23 @@ impl Env {
     /// ```
     #[inline]
     pub fn checkpoint(&mut self) -> Result<(), crate::error::Error> {
-        if self.checkpoints.is_empty() {
-            return Ok(());
+        match &self.durability {
+            Some(durability) if !durability.checkpoints.is_empty() => self.save_checkpoints(),
+            _ => Ok(()),
         }
-        self.save_checkpoints()
     }
 
     #[cold]
     fn save_checkpoints(&mut self) -> Result<(), crate::error::Error> {
-        let mut checkpoints = std::mem::take(&mut self.checkpoints);
+        let Some(durability) = self.durability.as_mut() else {
+            return Ok(());
+        };
+        let mut checkpoints = std::mem::take(&mut durability.checkpoints);
         let result = checkpoints.iter_mut().try_for_each(|(_, c)| c.save(self));
         // Checkpoints registered by a `save` (none should) are kept after the others.
-        checkpoints.append(&mut self.checkpoints);
-        self.checkpoints = checkpoints;
+        let durability = self.durability.get_or_insert_with(Default::default);
+        checkpoints.append(&mut durability.checkpoints);
+        durability.checkpoints = checkpoints;
         result
     }
 
@@ -154,12 +168,16 @@ impl Env {
     /// instead of appending. A layer that changes or removes messages other than by
     /// pushing calls this.
     pub fn history_rewritten(&mut self) {
-        self.history_revision += 1;
+        // Without a checkpoint nobody keeps a copy that could go stale; one registered
+        // later starts from the history as it is then.
+        if let Some(durability) = self.durability.as_mut() {
+            durability.history_revision += 1;
+        }
     }
 
     /// How many times [`Env::history_rewritten`] was called in this turn.
     pub fn history_revision(&self) -> u64 {
-        self.history_revision
+        self.durability.as_ref().map_or(0, |d| d.history_revision)
     }
 }
 

@@ -135,7 +135,8 @@ impl<M: Model> Handler<Env> for Terminal<M> {
         let span = call_span(self.model.name(), env);
         in_span(&span, || before_call(env))?;
         let Completion { message, usage } = traced!(self.model.complete(env), span.clone())?;
-        in_span(&span, || after_call(env, message, usage, &span))
+        let _entered = (!span.is_disabled()).then(|| span.enter());
+        after_call(env, message, usage, &span)
     }
 }
 
@@ -164,7 +165,8 @@ where
         let span = call_span("closure", env);
         in_span(&span, || before_call(env))?;
         let (message, usage) = traced!((self.f)(env), span.clone())?.into_parts();
-        in_span(&span, || after_call(env, message, usage, &span))
+        let _entered = (!span.is_disabled()).then(|| span.enter());
+        after_call(env, message, usage, &span)
     }
 }
 
