@@ -400,6 +400,11 @@ where
         for call in &calls {
             env.emit(Event::ToolCallStart { call });
         }
+        if let [call] = calls.as_slice() {
+            // One call: no stream to set up (the common case).
+            let result = self.run_one(&shared.context, call.clone()).await;
+            return append_result(env, call, result);
+        }
         // Collected first: a lazy iterator held across the awaits below would not be
         // `Send` for every lifetime.
         let runs: Vec<_> = calls
@@ -407,25 +412,36 @@ where
             .map(|call| self.run_one(&shared.context, call.clone()))
             .collect();
         let mut results = futures_util::stream::iter(runs).buffered(self.concurrency.max(1));
-        let mut calls = calls.iter();
-        // Results arrive in call order; each is appended and made durable (see
-        // `Env::checkpoint`) as soon as it and every call before it are done, so a crash
-        // in the middle of a batch loses no finished result.
-        while let Some((content, is_error)) = results.next().await {
-            let Some(call) = calls.next() else { break };
-            env.messages
-                .push(Message::tool_result(call.id.clone(), content));
-            env.checkpoint()?;
-            if let Some(result) = env.messages.last() {
-                env.emit(Event::ToolResult {
-                    call,
-                    result,
-                    is_error,
-                });
-            }
+        // Results arrive in call order; each is appended and made durable as soon as it
+        // and every call before it are done, so a crash in the middle of a batch loses no
+        // finished result.
+        for call in &calls {
+            let Some(result) = results.next().await else {
+                break;
+            };
+            append_result(env, call, result)?;
         }
         Ok(())
     }
+}
+
+/// Appends the result of `call`, makes it durable (see `Env::checkpoint`) and reports it.
+fn append_result(
+    env: &mut Env,
+    call: &ToolCall,
+    (content, is_error): (String, bool),
+) -> Result<(), Error> {
+    env.messages
+        .push(Message::tool_result(call.id.clone(), content));
+    env.checkpoint()?;
+    if let Some(result) = env.messages.last() {
+        env.emit(Event::ToolResult {
+            call,
+            result,
+            is_error,
+        });
+    }
+    Ok(())
 }
 
 /// Adds `specs` to the tools advertised in `env`, once per turn: the specs share
