@@ -31,6 +31,29 @@ impl Prompt {
         Prompt::Builder(Arc::new(f))
     }
 
+    /// `text` followed by what the model should know about where it runs, rebuilt each
+    /// turn: the model's name (`metadata["model"]`, when the application sets it), the
+    /// working directory, whether it is a git repository, the platform, today's date,
+    /// and the project's rules (`metadata["custom_rules"]`), as the Ruby original's
+    /// environment and instructions sections did.
+    ///
+    /// ```
+    /// use brute::{Env, Prompt};
+    ///
+    /// let prompt = Prompt::environment("You are terse.");
+    /// let mut env = Env::new();
+    /// env.metadata.insert("model".into(), "qwen3".into());
+    /// env.metadata.insert("custom_rules".into(), "Never edit vendor/.".into());
+    /// let text = prompt.render(&env);
+    /// assert!(text.starts_with("You are terse.\n\nYou are powered by the model named qwen3."));
+    /// assert!(text.contains("Working directory: "));
+    /// assert!(text.ends_with("# Project-Specific Rules\n\nNever edit vendor/."));
+    /// ```
+    pub fn environment(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Prompt::build(move |env| environment_prompt(&text, env))
+    }
+
     /// The prompt's text for `env`.
     #[inline]
     pub fn render(&self, env: &Env) -> String {
@@ -38,6 +61,66 @@ impl Prompt {
             Prompt::Text(text) => String::from(&**text),
             Prompt::Builder(f) => f(env),
         }
+    }
+}
+
+fn environment_prompt(text: &str, env: &Env) -> String {
+    let mut out = String::from(text);
+    if let Some(model) = env.metadata.get("model").and_then(|v| v.as_str()) {
+        out.push_str(&format!("\n\nYou are powered by the model named {model}."));
+    }
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let git = std::env::current_dir()
+        .map(|d| d.ancestors().any(|a| a.join(".git").exists()))
+        .unwrap_or(false);
+    out.push_str(&format!(
+        "\n\n<env>\nWorking directory: {cwd}\nIs directory a git repo: {}\nPlatform: {}\nToday's date: {}\n</env>",
+        if git { "yes" } else { "no" },
+        std::env::consts::OS,
+        today(),
+    ));
+    if let Some(rules) = env.metadata.get("custom_rules").and_then(|v| v.as_str()) {
+        out.push_str(&format!("\n\n# Project-Specific Rules\n\n{rules}"));
+    }
+    out
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
+fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let (year, month, day) = civil_from_days(days);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's
+/// algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::civil_from_days;
+
+    #[test]
+    fn civil_dates_match_known_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
     }
 }
 
