@@ -530,13 +530,13 @@ async fn a_full_stack_with_every_builtin_tool_runs_a_tool_turn() {
         use brute::SystemPrompt { prompt: "Be brief." };
         use Loop::ToolResult;
         use MaxIterations { max: 8 };
-        use brute::Retry { attempts: 2 };
         use DefaultToolPipeline {
             tools: brute::Tools::ALL,
             root: dir.path(),
             concurrency: 4,
             timeout: Duration::from_secs(30),
         };
+        use brute::Retry { attempts: 2 };
         run model;
     };
     let outcome = agent.start("go").await.unwrap();

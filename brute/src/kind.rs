@@ -1,7 +1,7 @@
 //! Placement kinds: the roles layers provide, and the rules that come with them.
 //!
 //! A middleware says what it is with `#[middleware(provides = Kind)]`, and where it
-//! must sit with `inside`, `outside` and `requires_inner`. The built-in kinds carry
+//! must sit with `inside`, `outside`, `requires_inner` and `forbids_inner`. The built-in kinds carry
 //! the ordering rules of the Rack model, so that any layer providing them (built-in or
 //! yours) is held to the same policy:
 //!

@@ -213,7 +213,8 @@ pub use brute_macros::tool;
 ///
 /// Struct attributes: `provides = Kind`, `inside = Kind` (a layer further out provides
 /// it), `outside = Kind` (none further out does), `requires_inner = Kind` (a layer
-/// further in provides it), `unique`, and `crate = path` when `brute` is renamed.
+/// further in provides it), `forbids_inner = Kind` (none further in does), `unique`,
+/// `name = "Shown::Name"` for messages, and `crate = path` when `brute` is renamed.
 ///
 /// ```
 /// use brute::{Env, Error, Handler, Middleware};

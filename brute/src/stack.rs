@@ -7,7 +7,7 @@
 //! naming the layer, the rule and the fix. Rules come from two places:
 //!
 //! - the middleware itself: `#[middleware(inside = K, outside = K, requires_inner = K,
-//!   unique)]`;
+//!   forbids_inner = K, unique)]`;
 //! - the [kinds](mod@crate::kind) it provides (`#[middleware(provides = K)]`): a kind can
 //!   carry rules for every layer that provides it, so a compactor of your own obeys
 //!   the same placement as the built-in one.
@@ -100,6 +100,8 @@ pub enum Check {
     Outside(&'static str),
     /// A layer further in provides this kind.
     RequiresInner(&'static str),
+    /// No layer further in provides this kind.
+    ForbidsInner(&'static str),
     /// No layer further out is the same middleware (own rule) or provides the same
     /// kind (kind rule).
     Unique,
@@ -149,6 +151,7 @@ const fn broken(stack: &[Placement], index: usize, check: Check, unique_of: Opti
         Check::Inside(kind) => !any_provides(stack, 0, index, kind),
         Check::Outside(kind) => any_provides(stack, 0, index, kind),
         Check::RequiresInner(kind) => !any_provides(stack, index + 1, stack.len(), kind),
+        Check::ForbidsInner(kind) => any_provides(stack, index + 1, stack.len(), kind),
         Check::Unique => match unique_of {
             Some(kind) => any_provides(stack, 0, index, kind),
             None => {

@@ -25,6 +25,7 @@ pub(crate) enum RuleModel {
     Inside(Path),
     Outside(Path),
     RequiresInner(Path),
+    ForbidsInner(Path),
     Unique,
 }
 
@@ -43,7 +44,7 @@ pub(crate) struct FieldModel<'a> {
 }
 
 const STRUCT_KEYS: &str =
-    "`provides`, `inside`, `outside`, `requires_inner`, `unique`, `name`, `crate`";
+    "`provides`, `inside`, `outside`, `requires_inner`, `forbids_inner`, `unique`, `name`, `crate`";
 const FIELD_KEYS: &str = "`app`, `default`, `into`, `state`";
 
 pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
@@ -75,6 +76,7 @@ pub(crate) fn read(input: &DeriveInput) -> syn::Result<Model<'_>> {
                 "inside" => rules.push(RuleModel::Inside(meta.value()?.parse()?)),
                 "outside" => rules.push(RuleModel::Outside(meta.value()?.parse()?)),
                 "requires_inner" => rules.push(RuleModel::RequiresInner(meta.value()?.parse()?)),
+                "forbids_inner" => rules.push(RuleModel::ForbidsInner(meta.value()?.parse()?)),
                 "unique" => rules.push(RuleModel::Unique),
                 "crate" => krate = meta.value()?.parse::<Path>()?.into_token_stream(),
                 "name" => display = meta.value()?.parse::<syn::LitStr>()?.value(),

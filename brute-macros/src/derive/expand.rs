@@ -233,6 +233,16 @@ fn placement(krate: &TokenStream, model: &Model<'_>, ident: &str) -> TokenStream
                     ),
                 )
             }
+            RuleModel::ForbidsInner(kind) => {
+                let k = kind_name(kind);
+                let id = kind_id(krate, kind);
+                (
+                    quote!(#krate::__private::Check::ForbidsInner(#id)),
+                    format!(
+                        "`{name}` must not have a layer that provides `{k}` further in, but a `use` below it provides `{k}` (rule `forbids_inner = {k}`, declared on `{name}`). Move `use {name}` below that layer."
+                    ),
+                )
+            }
             RuleModel::Unique => (
                 quote!(#krate::__private::Check::Unique),
                 format!(

@@ -15,7 +15,8 @@ use crate::handler::Handler;
 /// and jitter, honouring the server's retry-after hint.
 ///
 /// Put it just above `run`, inside the loop and below the tool pipeline, so that only
-/// the model call is repeated. Each retry emits [`Event::Retry`]. Messages that the
+/// the model call is repeated: a tool pipeline inside it would run tools again on a
+/// retry, so that is a compile error (`forbids_inner = ToolPipeline`). Each retry emits [`Event::Retry`]. Messages that the
 /// layers below it appended during a failed attempt are removed before the next one,
 /// so a retried call never duplicates a message (the terminal itself appends only on
 /// success).
@@ -50,7 +51,7 @@ use crate::handler::Handler;
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
 #[derive(crate::Middleware, Debug, Clone)]
-#[middleware(crate = crate)]
+#[middleware(crate = crate, forbids_inner = crate::kind::ToolPipeline)]
 pub struct Retry<A> {
     app: A,
     /// Attempts in all, the first included; `1` never retries.

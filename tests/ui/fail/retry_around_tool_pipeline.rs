@@ -1,0 +1,13 @@
+// `Retry` repeats what is below it: a tool pipeline there would run tools again on a
+// retry, so `Retry` forbids one further in.
+use brute::tools::{DefaultToolPipeline, Tools};
+use brute::{brute_agent, Loop, Message, Retry};
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::ToolResult;
+        use Retry;
+        use DefaultToolPipeline { tools: Tools::READ_ONLY };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}
