@@ -168,9 +168,6 @@ const fn broken(stack: &[Placement], index: usize, check: Check, unique_of: Opti
     }
 }
 
-/// How many broken rules `brute_agent!` reports for one `use` line.
-pub const REPORTED_PER_LINE: usize = 3;
-
 /// The message of the `nth` rule (from 0) that line `index` of `stack` (outermost
 /// first) breaks, if there is one. `brute_agent!` evaluates it in `const` items, one
 /// per line and `nth`, and panics with the message, which rustc reports as a compile

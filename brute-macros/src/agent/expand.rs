@@ -38,7 +38,8 @@ fn box_after(depth: usize, total: usize) -> bool {
     depth.is_multiple_of(BOX_EVERY) && depth < total
 }
 
-/// Broken placement rules reported per `use` line (`brute::stack::REPORTED_PER_LINE`).
+/// Broken placement rules reported per `use` line: one `const` check each, asking
+/// `placement_error` for the first, second and third broken rule.
 const REPORTED_PER_LINE: usize = 3;
 
 /// The span diagnostics about a `use` line point at: the middleware's name, the last
