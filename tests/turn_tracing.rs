@@ -124,18 +124,56 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
     };
     runtime.block_on(agent.start("a secret prompt")).unwrap();
 
+    // The built-in tool pipeline: a span per pass, and one `execute_tool` per call.
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let reader = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![brute::ToolCall::new(
+                "r1",
+                "read",
+                serde_json::json!({"file_path": "notes.txt"}),
+            )],
+        ),
+        Message::assistant("read it"),
+    ]);
+    let tools_agent = brute_agent! {
+        use Loop::ToolResult;
+        use brute::tools::DefaultToolPipeline { tools: brute::Tools::READ_ONLY, root: dir.path() };
+        run reader;
+    };
+    runtime.block_on(tools_agent.start("read")).unwrap();
+
     let spans = state.spans.lock().unwrap();
+    let tools: Vec<_> = spans
+        .values()
+        .filter(|(n, _)| n == "execute_tool")
+        .collect();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].1["gen_ai.tool.name"], "read");
+    assert_eq!(tools[0].1["gen_ai.tool.call.id"], "r1");
+    assert_eq!(tools[0].1["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(
+        spans
+            .values()
+            .filter(|(n, _)| n == "brute.tool_pipeline")
+            .count(),
+        2
+    );
     let count = |name: &str| spans.values().filter(|(n, _)| n == name).count();
-    assert_eq!(count("invoke_agent"), 1);
+    assert_eq!(count("invoke_agent"), 2);
     assert_eq!(count("brute.session_log"), 1);
     assert_eq!(count("brute.system_prompt"), 1);
-    assert_eq!(count("brute.loop"), 1);
-    // Two passes: one span per pass for the pass and for every layer inside the loop.
-    assert_eq!(count("brute.iteration"), 2);
+    assert_eq!(count("brute.loop"), 2);
+    // Two passes each: one span per pass for the pass and for every layer inside the loop.
+    assert_eq!(count("brute.iteration"), 4);
     assert_eq!(count("brute.max_iterations"), 2);
     assert_eq!(count("brute.retry"), 2);
-    assert_eq!(count("chat"), 2);
-    for (name, fields) in spans.values().filter(|(n, _)| n == "chat") {
+    assert_eq!(count("chat"), 4);
+    for (name, fields) in spans
+        .values()
+        .filter(|(n, f)| n == "chat" && f["gen_ai.request.model"] == "test-model")
+    {
         assert_eq!(fields["gen_ai.operation.name"], "chat", "{name}");
         assert_eq!(fields["gen_ai.request.model"], "test-model");
         assert_eq!(fields["otel.name"], "chat test-model");
@@ -143,6 +181,13 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         assert_eq!(fields["gen_ai.usage.output_tokens"], "7");
     }
     let agent_span = spans.values().find(|(n, _)| n == "invoke_agent").unwrap();
+    assert_eq!(
+        spans
+            .values()
+            .filter(|(n, f)| n == "chat" && f["gen_ai.request.model"] == "test-model")
+            .count(),
+        2
+    );
     assert_eq!(agent_span.1["gen_ai.operation.name"], "invoke_agent");
     let session = spans
         .values()

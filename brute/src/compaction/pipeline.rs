@@ -14,6 +14,7 @@ use crate::event::Event;
 use crate::handler::Handler;
 use crate::model::Model;
 use crate::stack::MissingOption;
+use crate::trace::traced;
 
 /// When compaction starts.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,7 +166,13 @@ where
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let before = conversation_tokens(env, &*self.estimator);
         if self.triggered(before, env.messages.len()) {
-            self.compact(env, before).await?;
+            let span = tracing::info_span!(
+                "brute.compaction",
+                brute.layer = "DefaultCompactionPipeline",
+                brute.compaction.tokens_before = before,
+                brute.compaction.target = self.target_tokens(),
+            );
+            traced!(self.compact(env, before), span)?;
         }
         self.app.call(env).await
     }

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 
+use crate::trace::traced;
+
 use super::ToolOutput;
 use super::context::{
     Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, Redactions,
@@ -336,7 +338,19 @@ where
 {
     /// Runs one call through approval, the per-call pipeline, the timeout and the
     /// panic guard; returns the result text and whether it is an error.
-    async fn run_one(&self, context: &ToolContext, mut call: ToolCall) -> (String, bool) {
+    async fn run_one(&self, context: &ToolContext, call: ToolCall) -> (String, bool) {
+        // One span per tool call, named after the OpenTelemetry GenAI conventions.
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.kind = "internal",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.name,
+            gen_ai.tool.call.id = %call.id,
+        );
+        traced!(self.run_one_in_span(context, call), span)
+    }
+
+    async fn run_one_in_span(&self, context: &ToolContext, mut call: ToolCall) -> (String, bool) {
         match self.approval.decide(&call) {
             Decision::Allow => {}
             Decision::Deny(reason) => return error_text(&call.name, &ToolError::Denied(reason)),
@@ -390,6 +404,23 @@ where
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        let span = tracing::info_span!(
+            "brute.tool_pipeline",
+            brute.layer = "DefaultToolPipeline",
+            brute.iteration = env.iteration,
+        );
+        traced!(self.handle(env), span)
+    }
+}
+
+impl<A, T, P> DefaultToolPipeline<A, T, P>
+where
+    A: Handler<Env>,
+    T: ToolSet,
+    P: for<'a> Handler<ToolCallEnv<'a, T>>,
+{
+    /// One pass: advertise the tools, call the inner stack, run the calls it asked for.
+    async fn handle(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
         advertise(env, &shared.specs);
         self.app.call(env).await?;
