@@ -58,14 +58,7 @@ impl CompactionEnv {
     /// A compaction env for `messages`, to get under `target` tokens.
     pub fn new(messages: Vec<Message>, target: usize, estimator: SharedEstimator) -> Self {
         let estimates = messages.iter().map(|m| estimator.estimate(m)).collect();
-        CompactionEnv {
-            messages,
-            estimates,
-            target,
-            removed: Vec::new(),
-            applied: Vec::new(),
-            estimator,
-        }
+        Self::with_estimates(messages, estimates, target, estimator)
     }
 
     /// A compaction env whose per-message estimates are already known.
