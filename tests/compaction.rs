@@ -483,3 +483,50 @@ async fn the_session_log_persists_what_survives_compaction() {
         saved.len()
     );
 }
+
+#[tokio::test]
+async fn provider_reported_usage_takes_precedence_over_the_estimate() {
+    // Tiny messages that the provider counts at 300 tokens each: the estimator alone
+    // would never reach the trigger (80% of a 10,000-token window), the reported usage
+    // does once the prompt has about 27 messages.
+    let compactions = Arc::new(Mutex::new(Vec::new()));
+    let calls = AtomicUsize::new(0);
+    let model = move |env: &Env| {
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        let prompt = 300 * env.messages.len() as u64;
+        async move {
+            let message = if n < 20 {
+                call(&format!("u{n}"), "read")
+            } else {
+                Message::assistant("done")
+            };
+            Ok(brute::Completion {
+                message,
+                usage: Some(brute::Usage {
+                    input_tokens: prompt,
+                    output_tokens: 10,
+                    cached_tokens: 0,
+                }),
+            })
+        }
+    };
+    let mut agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultCompactionPipeline { window: 10_000 };
+        use FakeTools { output: 10 };
+        run model;
+    };
+    let log = compactions.clone();
+    agent.on(EventKind::Compacted, move |_env, event| {
+        if let Event::Compacted { tokens_before, .. } = event {
+            log.lock().unwrap().push(*tokens_before);
+        }
+    });
+    agent.start("go").await.unwrap();
+    let seen = compactions.lock().unwrap();
+    assert!(
+        !seen.is_empty(),
+        "the reported usage should have triggered compaction"
+    );
+    assert!(seen.iter().all(|&before| before > 8_000), "{seen:?}");
+}

@@ -144,6 +144,23 @@ impl<C: Handler<CompactionEnv>> Compactor<MissingOption> for C {
     }
 }
 
+/// An estimator whose counts are multiplied by `scale`: the heuristic calibrated to
+/// what the provider reported.
+struct Scaled {
+    inner: SharedEstimator,
+    scale: f64,
+}
+
+impl crate::compaction::TokenEstimator for Scaled {
+    fn estimate(&self, message: &crate::message::Message) -> usize {
+        scale_tokens(self.inner.estimate(message), self.scale)
+    }
+}
+
+fn scale_tokens(tokens: usize, scale: f64) -> usize {
+    (tokens as f64 * scale).ceil() as usize
+}
+
 /// The summariser, borrowed by the default ladder for one compaction.
 struct Borrowed<'a, M>(&'a M);
 
@@ -188,17 +205,31 @@ where
             .extensions
             .get::<TokenCache>()
             .map(|c| c.estimates().to_vec())
-            .filter(|e| e.len() == env.messages.len());
-        let messages = std::mem::take(&mut env.messages);
-        let mut cenv = match estimates {
-            Some(estimates) => CompactionEnv::with_estimates(
-                messages,
-                estimates,
-                self.target_tokens(),
-                self.estimator.clone(),
-            ),
-            None => CompactionEnv::new(messages, self.target_tokens(), self.estimator.clone()),
+            .filter(|e| e.len() == env.messages.len())
+            .unwrap_or_else(|| {
+                env.messages
+                    .iter()
+                    .map(|m| self.estimator.estimate(m))
+                    .collect()
+            });
+        // When the provider counted more than the estimator (`before` comes from its
+        // reported usage), the strategies work in the provider's units: every estimate
+        // is scaled by the same factor, so that what they cut matches what it counts.
+        let estimated: usize = estimates.iter().sum();
+        let (estimates, estimator) = if estimated > 0 && before > estimated {
+            let scale = before as f64 / estimated as f64;
+            let scaled: SharedEstimator = Arc::new(Scaled {
+                inner: self.estimator.clone(),
+                scale,
+            });
+            let estimates = estimates.iter().map(|&e| scale_tokens(e, scale)).collect();
+            (estimates, scaled)
+        } else {
+            (estimates, self.estimator.clone())
         };
+        let messages = std::mem::take(&mut env.messages);
+        let mut cenv =
+            CompactionEnv::with_estimates(messages, estimates, self.target_tokens(), estimator);
         let result = self.compactor.compact(&self.summariser, &mut cenv).await;
         let after = cenv.tokens();
         let CompactionEnv {
