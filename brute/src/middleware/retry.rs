@@ -104,50 +104,54 @@ fn random() -> u64 {
 }
 
 impl<A: Handler<Env>> Handler<Env> for Retry<A> {
-    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.retry",
             brute.layer = "Retry",
             brute.retry.attempts = tracing::field::Empty,
         );
         let record = span.clone();
-        let body = async move {
-            let mut attempt = 1;
-            loop {
-                let before = env.messages.len();
-                let error = match self.app.call(env).await {
-                    Err(Error::Model(error)) if error.is_transient() && attempt < self.attempts => {
-                        error
-                    }
-                    other => {
-                        record.record("brute.retry.attempts", attempt);
-                        return other;
-                    }
-                };
-                let delay = match error.retry_after() {
-                    Some(hint) if hint > self.max_retry_after => {
-                        record.record("brute.retry.attempts", attempt);
-                        return Err(Error::Model(error));
-                    }
-                    Some(hint) => hint,
-                    None => self.backoff(attempt),
-                };
-                env.messages.truncate(before);
-                tracing::warn!(
-                    brute.retry.attempt = attempt,
-                    brute.retry.delay_ms = delay.as_millis() as u64,
-                    error.message = %error,
-                    "model call failed, retrying"
-                );
-                env.emit(Event::Retry {
-                    attempt,
-                    delay,
-                    error: &error,
-                });
-                tokio::time::sleep(delay).await;
-                attempt += 1;
-            }
-        };
-        async move { traced!(body, span) }
+        traced!(self.attempts(env, &record), span)
+    }
+}
+
+impl<A: Handler<Env>> Retry<A> {
+    /// The attempts, inside the layer's span (`record`).
+    async fn attempts(&self, env: &mut Env, record: &tracing::Span) -> Result<(), Error> {
+        let mut attempt = 1;
+        loop {
+            let before = env.messages.len();
+            let error = match self.app.call(env).await {
+                Err(Error::Model(error)) if error.is_transient() && attempt < self.attempts => {
+                    error
+                }
+                other => {
+                    record.record("brute.retry.attempts", attempt);
+                    return other;
+                }
+            };
+            let delay = match error.retry_after() {
+                Some(hint) if hint > self.max_retry_after => {
+                    record.record("brute.retry.attempts", attempt);
+                    return Err(Error::Model(error));
+                }
+                Some(hint) => hint,
+                None => self.backoff(attempt),
+            };
+            env.messages.truncate(before);
+            tracing::warn!(
+                brute.retry.attempt = attempt,
+                brute.retry.delay_ms = delay.as_millis() as u64,
+                error.message = %error,
+                "model call failed, retrying"
+            );
+            env.emit(Event::Retry {
+                attempt,
+                delay,
+                error: &error,
+            });
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
     }
 }

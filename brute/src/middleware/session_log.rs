@@ -645,7 +645,7 @@ pub struct SessionLog<A> {
 pub struct SessionPath(pub PathBuf);
 
 impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
-    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let path = env
             .extensions
             .get::<SessionPath>()
@@ -657,24 +657,33 @@ impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
             brute.session.loaded = tracing::field::Empty,
         );
         let record = span.clone();
-        let body = async move {
-            let (file, loaded) = SessionFile::open_with(&path, self.sync)?;
-            record.record("brute.session.loaded", loaded.len());
-            let lead = leading_system(&env.messages);
-            let count = loaded.len();
-            env.messages.splice(lead..lead, loaded);
-            // What the file holds ends where the loaded messages end.
-            let writer = Writer::new(file, env, lead + count);
-            let id = env.add_checkpoint(writer);
-            // The prompt (and anything the caller prepared) is durable before the turn runs.
-            let result = match env.checkpoint() {
-                Ok(()) => self.app.call(env).await,
-                Err(e) => Err(e),
-            };
-            let saved = env.checkpoint();
-            drop(env.remove_checkpoint(id));
-            result.and(saved)
+        traced!(self.logged(env, &record, path), span)
+    }
+}
+
+impl<A: Handler<Env>> SessionLog<A> {
+    /// The turn with the session loaded and saved, inside the layer's span (`record`).
+    async fn logged(
+        &self,
+        env: &mut Env,
+        record: &tracing::Span,
+        path: PathBuf,
+    ) -> Result<(), Error> {
+        let (file, loaded) = SessionFile::open_with(&path, self.sync)?;
+        record.record("brute.session.loaded", loaded.len());
+        let lead = leading_system(&env.messages);
+        let count = loaded.len();
+        env.messages.splice(lead..lead, loaded);
+        // What the file holds ends where the loaded messages end.
+        let writer = Writer::new(file, env, lead + count);
+        let id = env.add_checkpoint(writer);
+        // The prompt (and anything the caller prepared) is durable before the turn runs.
+        let result = match env.checkpoint() {
+            Ok(()) => self.app.call(env).await,
+            Err(e) => Err(e),
         };
-        async move { traced!(body, span) }
+        let saved = env.checkpoint();
+        drop(env.remove_checkpoint(id));
+        result.and(saved)
     }
 }
