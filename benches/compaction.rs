@@ -35,7 +35,7 @@ fn size_check(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("cached (brute)", n), &n, |b, _| {
             b.iter_custom(|iters| {
                 let mut env = Env::new();
-                env.messages = base.clone();
+                env.messages = base.clone().into();
                 conversation_tokens(&mut env, &Heuristic);
                 let mut spent = Duration::ZERO;
                 for i in 0..iters {

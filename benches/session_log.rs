@@ -1,7 +1,7 @@
 //! The session log's costs: appending one message at 10 and 100,000 prior messages
-//! (the real path: a message pushed, then `env.checkpoint()` inside `SessionLog`),
-//! loading a 100,000-message file, the atomic rewrite of one, and what the terminal's
-//! spans and checkpoints add to a model call when nothing listens.
+//! (the real path: a message pushed, then the durability step `env.persist()` inside
+//! `SessionLog`), loading a 100,000-message file, the atomic rewrite of one, and what
+//! the terminal's spans and durability steps add to a model call when nothing listens.
 //!
 //! Run: `cargo bench --bench session_log`
 
@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use brute::{
-    Completion, Env, Event, Handler, Message, Model, SessionFile, SessionLog, Terminal, ToolCall,
-    add_usage, handler_fn, pipeline,
+    Completion, Env, Error, Event, Handler, Message, Model, SessionFile, SessionLog, Terminal,
+    ToolCall, pipeline,
 };
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group};
 
@@ -49,26 +49,51 @@ fn write_session(path: &Path, n: usize) {
     file.rewrite(&messages).unwrap();
 }
 
-/// Times `iters` checkpoints through `SessionLog`'s writer on a session that holds
-/// what `path` holds; with `push`, one new message is appended before each.
+/// The body of the benchmarked stacks: `iters` durability steps, each after pushing
+/// one message when `push`; the time they took goes to `out`, and with `times` each
+/// step's time is kept.
+struct Steps {
+    iters: u64,
+    push: bool,
+    out: Arc<Mutex<Duration>>,
+    times: Option<Arc<Mutex<Vec<Duration>>>>,
+}
+
+impl Handler<Env> for Steps {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        // Growing a 100,000-message Vec is not the session log's cost.
+        env.messages.reserve(self.iters as usize);
+        let mut times = Vec::with_capacity(if self.times.is_some() {
+            self.iters as usize
+        } else {
+            0
+        });
+        let start = Instant::now();
+        for i in 0..self.iters {
+            let step = Instant::now();
+            if self.push {
+                env.messages.push(message(i as usize % 4 + 1));
+            }
+            env.persist().await?;
+            if self.times.is_some() {
+                times.push(step.elapsed());
+            }
+        }
+        *self.out.lock().unwrap() = start.elapsed();
+        if let Some(keep) = &self.times {
+            *keep.lock().unwrap() = times;
+        }
+        Ok(())
+    }
+}
+
+/// Times `iters` durability steps through `SessionLog`'s writer on a session that
+/// holds what `path` holds; with `push`, one new message is appended before each.
 fn checkpoints_through_session_log(path: &Path, sync: bool, push: bool, iters: u64) -> Duration {
     let elapsed = Arc::new(Mutex::new(Duration::ZERO));
-    let out = elapsed.clone();
     let stack = pipeline! {
         use SessionLog { path: path.to_path_buf(), sync: sync };
-        run handler_fn(move |env: &mut Env| {
-            // Growing a 100,000-message Vec is not the session log's cost.
-            env.messages.reserve(iters as usize);
-            let start = Instant::now();
-            for i in 0..iters {
-                if push {
-                    env.messages.push(message(i as usize % 4 + 1));
-                }
-                env.checkpoint().unwrap();
-            }
-            *out.lock().unwrap() = start.elapsed();
-            async { Ok(()) }
-        });
+        run Steps { iters, push, out: elapsed.clone(), times: None };
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -106,15 +131,15 @@ fn append(c: &mut Criterion) {
     group.finish();
 }
 
-/// The terminal's body as it was before the spans and checkpoints were added.
+/// The terminal's body as it was before the spans and durability steps were added.
 async fn old_terminal<M: Model>(model: &M, env: &mut Env) -> Result<(), brute::Error> {
     env.emit(Event::ModelRequest {
         messages: env.messages.len(),
         tools: env.tools.len(),
     });
     let Completion { message, usage } = model.complete(env).await?;
-    if let Some(usage) = &usage {
-        add_usage(env, usage);
+    if let Some(usage) = usage {
+        env.usage += usage;
     }
     env.messages.push(message);
     if let Some(message) = env.messages.last() {
@@ -126,7 +151,7 @@ async fn old_terminal<M: Model>(model: &M, env: &mut Env) -> Result<(), brute::E
     Ok(())
 }
 
-/// What the tracing spans and the two checkpoints cost per model call when no
+/// What the tracing spans and the two durability steps cost per model call when no
 /// subscriber and no session log are installed: the terminal against a hand-written
 /// call of the same model, side by side.
 fn terminal_overhead(c: &mut Criterion) {
@@ -152,7 +177,7 @@ fn terminal_overhead(c: &mut Criterion) {
         })
     });
     group.bench_function(
-        "Terminal before spans and checkpoints (emit, call, push, emit)",
+        "Terminal before spans and durability steps (emit, call, push, emit)",
         |b| {
             b.iter_custom(|iters| {
                 runtime.block_on(async {
@@ -168,7 +193,7 @@ fn terminal_overhead(c: &mut Criterion) {
             })
         },
     );
-    group.bench_function("Terminal (span + checkpoints + events)", |b| {
+    group.bench_function("Terminal (span + durability steps + events)", |b| {
         b.iter_custom(|iters| {
             runtime.block_on(async {
                 let mut env = Env::new();
@@ -211,7 +236,7 @@ fn load_and_rewrite(c: &mut Criterion) {
 }
 
 /// Latency percentiles of single appends (20,000 of them, one message each, through
-/// `SessionLog`'s checkpoint, no fsync): the mean hides that almost every append is
+/// `SessionLog`'s durability step, no fsync): the mean hides that almost every append is
 /// fast and a few wait for the OS, so the distribution is printed too.
 fn append_percentiles() {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -221,32 +246,29 @@ fn append_percentiles() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         write_session(&path, prior);
+        const N: usize = 20_000;
+        let times = Arc::new(Mutex::new(Vec::new()));
         let stack = pipeline! {
             use SessionLog { path: path.clone(), sync: false };
-            run handler_fn(move |env: &mut Env| {
-                const N: usize = 20_000;
-                env.messages.reserve(N);
-                let mut times = Vec::with_capacity(N);
-                for i in 0..N {
-                    let start = Instant::now();
-                    env.messages.push(message(i % 4 + 1));
-                    env.checkpoint().unwrap();
-                    times.push(start.elapsed());
-                }
-                times.sort();
-                let mean = times.iter().sum::<Duration>() / N as u32;
-                eprintln!(
-                    "append_percentiles/no_fsync/{prior}: p50 {:?}  p90 {:?}  p99 {:?}  max {:?}  mean {mean:?}",
-                    times[N / 2],
-                    times[N * 9 / 10],
-                    times[N * 99 / 100],
-                    times[N - 1]
-                );
-                async { Ok(()) }
-            });
+            run Steps {
+                iters: N as u64,
+                push: true,
+                out: Arc::new(Mutex::new(Duration::ZERO)),
+                times: Some(times.clone()),
+            };
         };
         let mut env = Env::new();
         runtime.block_on(stack.call(&mut env)).unwrap();
+        let mut times = std::mem::take(&mut *times.lock().unwrap());
+        times.sort();
+        let mean = times.iter().sum::<Duration>() / N as u32;
+        eprintln!(
+            "append_percentiles/no_fsync/{prior}: p50 {:?}  p90 {:?}  p99 {:?}  max {:?}  mean {mean:?}",
+            times[N / 2],
+            times[N * 9 / 10],
+            times[N * 99 / 100],
+            times[N - 1]
+        );
     }
 }
 

@@ -249,10 +249,7 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
             reply,
             Message::assistant("Hello! How can I help you today?")
         );
-        assert_eq!(
-            outcome.env.metadata["usage"],
-            json!({"input_tokens": 12, "output_tokens": 6, "cached_tokens": 0})
-        );
+        assert_eq!(outcome.env.usage, brute::Usage::new(12, 6));
         let seen = seen.lock().unwrap().clone();
         if stream {
             assert_eq!(seen.len(), 4, "{seen:?}");
@@ -372,7 +369,7 @@ async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<
         ])
     );
     let reasoning = reasoning.lock().unwrap().clone();
-    (env.messages, usage, reasoning)
+    (env.messages.into_vec(), usage, reasoning)
 }
 
 #[tokio::test]

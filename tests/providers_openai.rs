@@ -262,10 +262,7 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
             reply,
             Message::assistant("Hello! How can I assist you today?")
         );
-        assert_eq!(
-            outcome.env.metadata["usage"],
-            json!({"input_tokens": 19, "output_tokens": 10, "cached_tokens": 0})
-        );
+        assert_eq!(outcome.env.usage, brute::Usage::new(19, 10));
         let seen = seen.lock().unwrap().clone();
         if stream {
             assert!(seen.len() > 5, "one event per delta: {seen:?}");
@@ -381,7 +378,7 @@ async fn tool_round_trip(
             {"role": "tool", "tool_call_id": "call_67890abc", "content": "{\"temperature_c\":19}"}
         ])
     );
-    (env.messages, usage)
+    (env.messages.into_vec(), usage)
 }
 
 #[tokio::test]

@@ -269,14 +269,15 @@ async fn a_corrupt_line_is_an_error_naming_file_and_line_and_the_file_is_untouch
         run |_env| async { Ok(Message::assistant("never")) };
     };
     let error = agent.start("again").await.unwrap_err();
-    let Error::Session(SessionError::Corrupt { line, path: p, .. }) = &error else {
+    let Some(SessionError::Corrupt { line, path: p, .. }) = error.downcast_ref::<SessionError>()
+    else {
         panic!("expected a corrupt-line error, got {error:?}");
     };
     assert_eq!(*line, 4);
     assert_eq!(p, &path);
     let text = error.to_string();
     assert!(
-        text.starts_with(&format!("{}:4: not a message", path.display())),
+        text.starts_with(&format!("SessionLog: {}:4: not a message", path.display())),
         "{text}"
     );
     assert!(text.contains("left untouched"), "{text}");
@@ -286,7 +287,10 @@ async fn a_corrupt_line_is_an_error_naming_file_and_line_and_the_file_is_untouch
     std::fs::write(&path, "{\"role\":\"robot\",\"content\":\"x\"}\n").unwrap();
     let error = agent.start("again").await.unwrap_err();
     assert!(
-        matches!(error, Error::Session(SessionError::Corrupt { line: 1, .. })),
+        matches!(
+            error.downcast_ref::<SessionError>(),
+            Some(SessionError::Corrupt { line: 1, .. })
+        ),
         "{error}"
     );
 
@@ -298,8 +302,8 @@ async fn a_corrupt_line_is_an_error_naming_file_and_line_and_the_file_is_untouch
     .unwrap();
     let error = agent.start("again").await.unwrap_err();
     assert!(matches!(
-        error,
-        Error::Session(SessionError::Corrupt {
+        error.downcast_ref::<SessionError>(),
+        Some(SessionError::Corrupt {
             line: 2,
             unterminated: true,
             ..
@@ -322,8 +326,8 @@ async fn a_non_utf8_line_is_an_error_with_its_line_and_the_file_is_untouched() {
     let error = agent.start("again").await.unwrap_err();
     assert!(
         matches!(
-            &error,
-            Error::Session(SessionError::NotUtf8 {
+            error.downcast_ref::<SessionError>(),
+            Some(SessionError::NotUtf8 {
                 line: 2,
                 column: 30,
                 ..
@@ -356,7 +360,7 @@ async fn a_dangling_tool_call_gets_a_synthetic_result_that_is_written_back() {
     let agent = brute_agent! {
         use SessionLog { path: path.clone() };
         run move |env: &Env| {
-            *log.lock().unwrap() = env.messages.clone();
+            *log.lock().unwrap() = env.messages.to_vec();
             async { Ok(Message::assistant("resumed")) }
         };
     };
@@ -407,7 +411,10 @@ async fn a_second_writer_gets_a_clear_session_is_locked_error() {
     };
     let error = agent.start("hello").await.unwrap_err();
     assert!(
-        matches!(&error, Error::Session(SessionError::Locked { .. })),
+        matches!(
+            error.downcast_ref::<SessionError>(),
+            Some(SessionError::Locked { .. })
+        ),
         "{error:?}"
     );
     assert!(error.to_string().contains("is locked"), "{error}");
@@ -463,7 +470,7 @@ async fn turns_in_a_row_are_not_refused_while_other_threads_spawn_processes() {
     for n in 0..200 {
         match agent.start(format!("turn {n}")).await {
             Ok(_) => {}
-            Err(Error::Session(SessionError::Locked { .. })) => refused += 1,
+            Err(e) if matches!(e.downcast_ref(), Some(SessionError::Locked { .. })) => refused += 1,
             Err(e) => panic!("{e}"),
         }
     }
@@ -536,8 +543,10 @@ impl<A: Handler<Env>> Handler<Env> for KeepLast<A> {
             while cut < env.messages.len() && env.messages[cut].role != Role::User {
                 cut += 1;
             }
-            env.messages.drain(lead..cut);
-            env.history_rewritten();
+            // An edit through the transcript: recorded as a rewrite.
+            env.messages.edit(|messages| {
+                messages.drain(lead..cut);
+            });
         }
         self.app.call(env).await
     }
@@ -587,15 +596,17 @@ async fn a_rewritten_history_replaces_the_file_atomically() {
     assert_eq!(names, ["long.jsonl", "long.jsonl.lock"]);
     // The lock follows the replaced file.
     let (held, _) = SessionFile::open(&path).unwrap();
+    let error = agent.start("x").await.unwrap_err();
     assert!(matches!(
-        agent.start("x").await,
-        Err(Error::Session(SessionError::Locked { .. }))
+        error.downcast_ref(),
+        Some(SessionError::Locked { .. })
     ));
     drop(held);
 }
 
-/// A layer that edits an earlier message without saying so is still persisted: the
-/// writer notices the saved message changed and rewrites the file.
+/// A layer that edits a message the file already holds (here on the way out, after
+/// the terminal saved the reply) is persisted by a rewrite: the transcript records the
+/// edit, and the writer replaces the file.
 #[derive(brute::Middleware)]
 struct Tag<A> {
     app: A,
@@ -612,7 +623,7 @@ impl<A: Handler<Env>> Handler<Env> for Tag<A> {
 }
 
 #[tokio::test]
-async fn an_unannounced_edit_of_a_saved_message_is_persisted_by_a_rewrite() {
+async fn an_edit_of_a_saved_message_is_persisted_by_a_rewrite() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tag.jsonl");
     let agent = brute_agent! {

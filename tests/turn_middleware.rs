@@ -92,11 +92,17 @@ async fn max_iterations_ends_gracefully_with_the_partial_result_and_a_readable_r
     let outcome = agent.start("loop").await.unwrap();
     assert_eq!(
         outcome.stop,
-        StopReason::Exited(ExitReason::MaxIterations { max: 4 })
+        StopReason::Exited(ExitReason::Limit {
+            by: "MaxIterations",
+            limit: 4
+        })
     );
     assert_eq!(
         outcome.env.should_exit,
-        Some(ExitReason::MaxIterations { max: 4 })
+        Some(ExitReason::Limit {
+            by: "MaxIterations",
+            limit: 4
+        })
     );
     assert_eq!(
         outcome.env.should_exit.as_ref().unwrap().to_string(),
@@ -127,7 +133,13 @@ async fn max_iterations_in_error_mode_returns_a_stopped_error() {
     };
     let error = agent.start("loop").await.unwrap_err();
     assert!(
-        matches!(error, Error::Stopped(ExitReason::MaxIterations { max: 2 })),
+        matches!(
+            error,
+            Error::Stopped(ExitReason::Limit {
+                by: "MaxIterations",
+                limit: 2
+            })
+        ),
         "{error}"
     );
     assert_eq!(
@@ -147,7 +159,10 @@ async fn max_iterations_in_warn_mode_tells_the_model_how_many_calls_remain() {
     let outcome = agent.start("loop").await.unwrap();
     assert_eq!(
         outcome.stop,
-        StopReason::Exited(ExitReason::MaxIterations { max: 5 })
+        StopReason::Exited(ExitReason::Limit {
+            by: "MaxIterations",
+            limit: 5
+        })
     );
     let warnings: Vec<&str> = outcome
         .env

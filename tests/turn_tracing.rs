@@ -113,7 +113,7 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
     ])
     .named("test-model");
     let model = UsageModel(script);
-    let agent = brute_agent! {
+    let mut agent = brute_agent! {
         use brute::SessionLog { path: path.clone() };
         use SystemPrompt { prompt: "sys" };
         use Loop::ToolResult;
@@ -122,6 +122,8 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         use brute::Retry;
         run model;
     };
+    // Content capture is explicit; this function reads the OpenTelemetry variable.
+    agent.capture_content_from_env();
     runtime.block_on(agent.start("a secret prompt")).unwrap();
 
     // The built-in tool pipeline: a span per pass, and one `execute_tool` per call.
@@ -194,8 +196,8 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         .find(|(n, _)| n == "brute.session_log")
         .unwrap();
     assert_eq!(session.1["brute.session.loaded"], "0");
-    // Message content stays out of traces unless capture is switched on with the
-    // OpenTelemetry variable.
+    // Message content stays out of traces unless capture is switched on (here through
+    // `capture_content_from_env` and the OpenTelemetry variable).
     let events = state.events.lock().unwrap();
     let everything = format!("{:?} {:?}", *spans, *events);
     if std::env::var(CAPTURE).is_ok() {
@@ -211,8 +213,8 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         !everything.contains("secret"),
         "content leaked into traces: {everything}"
     );
-    // The same test with capture switched on, in a fresh process (the variable is
-    // read once per process).
+    // The same test with capture switched on, in a fresh process with the variable set
+    // (the subscriber is global to the process).
     let status = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",

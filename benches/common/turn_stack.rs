@@ -51,7 +51,10 @@ pub mod hand {
 
     async fn max_iterations(env: &mut Env) -> Result<(), Error> {
         if env.iteration > MAX {
-            env.exit(brute::ExitReason::MaxIterations { max: MAX });
+            env.exit(brute::ExitReason::Limit {
+                by: "MaxIterations",
+                limit: MAX,
+            });
             return Ok(());
         }
         pass1(env).await

@@ -5,11 +5,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::env::{Env, ExitReason};
+use crate::env::{Env, EventHandler, Listeners};
 use crate::error::Error;
-use crate::event::{Event, EventHandler, EventHandlers, EventKind};
+use crate::event::{Event, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, Role};
+use crate::stop::StopReason;
 use crate::trace::traced;
 
 /// An agent: a middleware stack (usually built by [`brute_agent!`](crate::brute_agent!))
@@ -35,20 +36,8 @@ use crate::trace::traced;
 /// ```
 pub struct Agent<S> {
     stack: S,
-    events: Option<Arc<EventHandlers>>,
-}
-
-/// How a turn ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StopReason {
-    /// The model answered without asking for tools.
-    Completed,
-    /// A layer set `should_exit` (for example `MaxIterations`).
-    Exited(ExitReason),
-    /// The stack returned with the last message not a final answer (for example a
-    /// stack without a loop, after the model asked for a tool).
-    Unfinished,
+    events: Option<Arc<Listeners>>,
+    capture_content: bool,
 }
 
 /// The result of a turn: why it stopped, and the env as the stack left it.
@@ -83,6 +72,7 @@ impl<S> Agent<S> {
         Agent {
             stack,
             events: None,
+            capture_content: false,
         }
     }
 
@@ -105,11 +95,30 @@ impl<S> Agent<S> {
         self
     }
 
+    /// Lets traces carry message content (the model's output text in a `gen_ai.choice`
+    /// event of each model call's span). Off by default: content may be private.
+    pub fn capture_content(&mut self, capture: bool) -> &mut Self {
+        self.capture_content = capture;
+        self
+    }
+
+    /// [`Agent::capture_content`] as the OpenTelemetry GenAI conventions configure it:
+    /// reads the process environment variable
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` (`true` turns it on).
+    pub fn capture_content_from_env(&mut self) -> &mut Self {
+        let on = std::env::var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+            .is_ok_and(|v| v.eq_ignore_ascii_case("true"));
+        self.capture_content(on)
+    }
+
     /// A fresh env whose events reach this agent's handlers. Fill it and pass it to
     /// [`Agent::turn`] to start a turn from a prepared conversation.
     #[inline]
     pub fn env(&self) -> Env {
-        Env::with_events(self.events.clone().filter(|h| !h.is_empty()))
+        Env::with_listeners(
+            self.events.clone().filter(|h| !h.is_empty()),
+            self.capture_content,
+        )
     }
 }
 
@@ -167,6 +176,7 @@ impl<S: Handler<Env>> Agent<S> {
         Agent {
             stack: BoxStack(Arc::new(self.stack)),
             events: self.events,
+            capture_content: self.capture_content,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::env::ExitReason;
+use crate::stop::ExitReason;
 
 /// A boxed error for composition: what a middleware of yours returns through
 /// [`Error::Other`] when it has no variant of its own.
@@ -15,38 +15,76 @@ pub enum Error {
     /// The model (the `run` terminal) failed.
     #[error(transparent)]
     Model(#[from] ModelError),
-    /// A layer failed; `layer` names it.
-    #[error("{layer}: {message}")]
+    /// A layer failed; `layer` names it and `source` is its own error (a
+    /// `SessionError` of `SessionLog`, a message). Reach the typed error with
+    /// [`Error::downcast_ref`].
+    #[error("{layer}: {source}")]
     Layer {
         /// The middleware that failed, as written in the stack.
         layer: &'static str,
-        /// What went wrong.
-        message: String,
+        /// What went wrong, typed by the layer.
+        source: BoxError,
     },
     /// A guard ended the turn and was configured to make that an error
     /// (for example `MaxIterations` in error mode).
     #[error("the turn was stopped: {0}")]
     Stopped(ExitReason),
-    /// The session file could not be loaded, locked or written (`SessionLog`).
-    #[error(transparent)]
-    Session(#[from] crate::middleware::SessionError),
     /// Any other failure, for middleware of your own.
     #[error(transparent)]
     Other(BoxError),
 }
 
 impl Error {
-    /// An error of the layer `layer`.
+    /// An error of the layer `layer` with a message.
     pub fn layer(layer: &'static str, message: impl Into<String>) -> Self {
         Error::Layer {
             layer,
-            message: message.into(),
+            source: message.into().into(),
+        }
+    }
+
+    /// An error of the layer `layer` carrying the layer's own typed error, which
+    /// [`Error::downcast_ref`] gives back.
+    ///
+    /// ```
+    /// use brute::Error;
+    ///
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("quota of {0} exceeded")]
+    /// struct Quota(u32);
+    ///
+    /// let error = Error::from_layer("Budget", Quota(10));
+    /// assert_eq!(error.to_string(), "Budget: quota of 10 exceeded");
+    /// assert!(matches!(error.downcast_ref::<Quota>(), Some(Quota(10))));
+    /// ```
+    pub fn from_layer(layer: &'static str, error: impl Into<BoxError>) -> Self {
+        Error::Layer {
+            layer,
+            source: error.into(),
         }
     }
 
     /// Wraps any error.
     pub fn other(error: impl Into<BoxError>) -> Self {
         Error::Other(error.into())
+    }
+
+    /// The typed error inside a [`Error::Layer`] or [`Error::Other`], or the
+    /// [`ModelError`] of [`Error::Model`], if it is a `T`.
+    pub fn downcast_ref<T: std::error::Error + 'static>(&self) -> Option<&T> {
+        match self {
+            Error::Layer { source, .. } | Error::Other(source) => source.downcast_ref(),
+            Error::Model(error) => (error as &(dyn std::error::Error + 'static)).downcast_ref(),
+            Error::Stopped(_) => None,
+        }
+    }
+
+    /// The layer that failed, for [`Error::Layer`].
+    pub fn layer_name(&self) -> Option<&'static str> {
+        match self {
+            Error::Layer { layer, .. } => Some(layer),
+            _ => None,
+        }
     }
 }
 

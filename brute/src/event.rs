@@ -24,14 +24,12 @@
 //! # }) }
 //! ```
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::StopReason;
-use crate::env::Env;
 use crate::error::{Error, ModelError};
 use crate::message::{Message, ToolCall};
-use crate::model::Usage;
+use crate::stop::StopReason;
+use crate::usage::Usage;
 
 /// One event, borrowing its payload.
 #[derive(Debug)]
@@ -140,7 +138,23 @@ pub enum EventKind {
     Error,
 }
 
-const KINDS: usize = 12;
+impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [EventKind; 12] = [
+        EventKind::TurnStart,
+        EventKind::TurnEnd,
+        EventKind::Iteration,
+        EventKind::ModelRequest,
+        EventKind::ModelResponse,
+        EventKind::ContentDelta,
+        EventKind::ReasoningDelta,
+        EventKind::ToolCallStart,
+        EventKind::ToolResult,
+        EventKind::Retry,
+        EventKind::Compacted,
+        EventKind::Error,
+    ];
+}
 
 impl Event<'_> {
     /// The kind of this event.
@@ -158,35 +172,6 @@ impl Event<'_> {
             Event::Retry { .. } => EventKind::Retry,
             Event::Compacted { .. } => EventKind::Compacted,
             Event::Error { .. } => EventKind::Error,
-        }
-    }
-}
-
-/// A registered event handler.
-pub type EventHandler = Arc<dyn Fn(&Env, &Event<'_>) + Send + Sync>;
-
-/// The handlers of one agent, by event kind.
-#[derive(Clone, Default)]
-pub(crate) struct EventHandlers {
-    by_kind: [Vec<EventHandler>; KINDS],
-}
-
-impl EventHandlers {
-    pub(crate) fn add(&mut self, kind: EventKind, handler: EventHandler) {
-        self.by_kind[kind as usize].push(handler);
-    }
-
-    pub(crate) fn listens(&self, kind: EventKind) -> bool {
-        !self.by_kind[kind as usize].is_empty()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_kind.iter().all(Vec::is_empty)
-    }
-
-    pub(crate) fn dispatch(&self, env: &Env, event: &Event<'_>) {
-        for handler in &self.by_kind[event.kind() as usize] {
-            handler(env, event);
         }
     }
 }

@@ -116,7 +116,7 @@
 
 mod agent;
 pub mod compaction;
-mod env;
+pub mod env;
 mod error;
 mod event;
 mod handler;
@@ -124,28 +124,30 @@ mod handler;
 pub(crate) mod http;
 pub mod kind;
 mod message;
-mod middleware;
+pub mod middleware;
 mod model;
 pub mod providers;
 mod scripted;
 pub mod stack;
+mod stop;
 mod tool;
 #[cfg(feature = "tools")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tools")))]
 pub mod tools;
 mod trace;
+mod usage;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use agent::{Agent, BoxAgent, BoxStack, Outcome, StopReason};
-pub use env::{Checkpoint, CheckpointId, Env, ExitReason, Extensions};
+pub use agent::{Agent, BoxAgent, BoxStack, Outcome};
+pub use env::{Env, Transcript};
 pub use error::{BoxError, Error, ModelError};
-pub use event::{Event, EventHandler, EventKind};
+pub use event::{Event, EventKind};
 pub use handler::{Handler, HandlerFn, handler_fn};
 pub use message::{Message, Role, ToolCall};
 pub use middleware::*;
-pub use model::{Completion, FnTerminal, Model, Reply, Terminal, Usage, add_usage};
+pub use model::{Completion, FnTerminal, Model, Reply, Terminal};
 pub use providers::Replay;
 #[cfg(feature = "anthropic")]
 pub use providers::anthropic::Anthropic;
@@ -153,9 +155,11 @@ pub use providers::anthropic::Anthropic;
 pub use providers::openai::OpenAi;
 pub use scripted::ScriptedModel;
 pub use stack::{Kind, Middleware};
+pub use stop::{ExitReason, StopReason};
 pub use tool::ToolSpec;
 #[cfg(feature = "tools")]
 pub use tools::{DefaultToolPipeline, DefaultToolPipelineOptions, Tool, Tools};
+pub use usage::{LastCall, Usage};
 
 /// Turns an async fn into a [`Tool`]: the fn's doc comment is the description, its
 /// parameters are the arguments (their doc comments describe them in the schema), and

@@ -2,7 +2,6 @@
 
 use std::future::Future;
 
-use serde::{Deserialize, Serialize};
 use tracing::Span;
 
 use crate::trace::{in_span, traced};
@@ -12,17 +11,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::Message;
-
-/// Tokens one model call used, as the provider reported them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// Prompt tokens served from the provider's cache.
-    pub cached_tokens: u64,
-}
+use crate::usage::{LastCall, Usage};
 
 /// What one model call returns: the assistant message and, when known, its usage.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,7 +101,7 @@ where
 }
 
 /// The terminal layer of an agent: calls the model once, appends its message to the
-/// env and adds its usage to `metadata["usage"]`.
+/// env and adds its usage to [`Env::usage`].
 #[derive(Clone, Debug)]
 pub struct Terminal<M> {
     model: M,
@@ -133,10 +122,9 @@ impl<M> Terminal<M> {
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span(self.model.name(), env);
-        in_span(&span, || before_call(env))?;
+        before_call(env, &span).await?;
         let Completion { message, usage } = traced!(self.model.complete(env), span.clone())?;
-        let _entered = (!span.is_disabled()).then(|| span.enter());
-        after_call(env, message, usage, &span)
+        after_call(env, message, usage, &span).await
     }
 }
 
@@ -163,10 +151,9 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
-        in_span(&span, || before_call(env))?;
+        before_call(env, &span).await?;
         let (message, usage) = traced!((self.f)(env), span.clone())?.into_parts();
-        let _entered = (!span.is_disabled()).then(|| span.enter());
-        after_call(env, message, usage, &span)
+        after_call(env, message, usage, &span).await
     }
 }
 
@@ -192,10 +179,10 @@ fn call_span(model: &str, env: &Env) -> Span {
 }
 
 /// What every terminal does before the model call: make everything so far durable
-/// (see [`Env::checkpoint`]) and report the request.
+/// (the durability step, [`Env::persist`]) and report the request.
 #[inline]
-fn before_call(env: &mut Env) -> Result<(), Error> {
-    env.checkpoint()?;
+async fn before_call(env: &mut Env, span: &Span) -> Result<(), Error> {
+    traced!(env.persist(), span.clone())?;
     env.emit(Event::ModelRequest {
         messages: env.messages.len(),
         tools: env.tools.len(),
@@ -204,34 +191,36 @@ fn before_call(env: &mut Env) -> Result<(), Error> {
 }
 
 /// What every terminal does with the model's answer: count usage, append the message,
-/// make it durable before any tool runs, report it.
+/// make it durable before any tool runs (the durability step), report it.
 #[inline]
-fn after_call(
+async fn after_call(
     env: &mut Env,
     message: Message,
     usage: Option<Usage>,
     span: &Span,
 ) -> Result<(), Error> {
-    if let Some(usage) = &usage {
-        add_usage(env, usage);
-        env.extensions.insert(crate::compaction::ReportedUsage {
+    if let Some(usage) = usage {
+        env.usage += usage;
+        env.last_call = Some(LastCall {
             prompt_messages: env.messages.len(),
-            tokens: usize::try_from(usage.input_tokens + usage.output_tokens).unwrap_or(usize::MAX),
+            usage,
         });
         if !span.is_disabled() {
             span.record("gen_ai.usage.input_tokens", usage.input_tokens);
             span.record("gen_ai.usage.output_tokens", usage.output_tokens);
         }
     }
-    if capture_content() {
-        tracing::debug!(
-            gen_ai.output.content = %message.content,
-            gen_ai.output.tool_calls = message.tool_calls.len(),
-            "gen_ai.choice"
-        );
+    if env.captures_content() {
+        in_span(span, || {
+            tracing::debug!(
+                gen_ai.output.content = %message.content,
+                gen_ai.output.tool_calls = message.tool_calls.len(),
+                "gen_ai.choice"
+            );
+        });
     }
     env.messages.push(message);
-    env.checkpoint()?;
+    traced!(env.persist(), span.clone())?;
     if let Some(message) = env.messages.last() {
         env.emit(Event::ModelResponse {
             message,
@@ -239,36 +228,4 @@ fn after_call(
         });
     }
     Ok(())
-}
-
-/// Whether traces may carry message content: off unless the OpenTelemetry variable
-/// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`. Read once.
-#[inline]
-pub(crate) fn capture_content() -> bool {
-    static CAPTURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *CAPTURE.get_or_init(|| {
-        std::env::var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
-            .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
-    })
-}
-
-/// Adds one call's usage to the running totals in `env.metadata["usage"]`.
-pub fn add_usage(env: &mut Env, usage: &Usage) {
-    let entry = env
-        .metadata
-        .entry("usage")
-        .or_insert_with(|| serde_json::json!({}));
-    if !entry.is_object() {
-        *entry = serde_json::json!({});
-    }
-    if let Some(totals) = entry.as_object_mut() {
-        for (key, value) in [
-            ("input_tokens", usage.input_tokens),
-            ("output_tokens", usage.output_tokens),
-            ("cached_tokens", usage.cached_tokens),
-        ] {
-            let sum = totals.get(key).and_then(|v| v.as_u64()).unwrap_or(0) + value;
-            totals.insert(key.into(), sum.into());
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! A test-local tool pipeline for the turn-middleware tests, until `DefaultToolPipeline`
 //! (issue 4) lands: it advertises one `echo` tool, lets the model answer, then runs
-//! every tool call of the answer, appending one result per call and checkpointing
+//! every tool call of the answer, appending one result per call and taking the durability step
 //! after each (as a real tool pipeline does).
 
 #![allow(dead_code)]
@@ -49,7 +49,7 @@ impl<A: Handler<Env>> Handler<Env> for RunTools<A> {
             };
             env.messages
                 .push(Message::tool_result(call.id.clone(), text));
-            env.checkpoint()?;
+            env.persist().await?;
             if let Some(result) = env.messages.last() {
                 env.emit(Event::ToolResult {
                     call,

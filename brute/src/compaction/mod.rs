@@ -33,9 +33,7 @@ pub use strategies::{
     SUMMARY_PROMPT, SlidingWindow, SlidingWindowOptions, Strategy, Summarize, Summary, ToolResults,
     ToolResultsOptions, blocks, is_well_paired,
 };
-pub use tokens::{
-    Heuristic, ReportedUsage, SharedEstimator, TokenCache, TokenEstimator, conversation_tokens,
-};
+pub use tokens::{Heuristic, SharedEstimator, TokenCache, TokenEstimator, conversation_tokens};
 
 use crate::message::Message;
 

@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use crate::compaction::CompactionEnv;
 use crate::compaction::strategies::{SlidingWindow, Summarize, ToolResults};
-use crate::compaction::tokens::{
-    Heuristic, ReportedUsage, SharedEstimator, TokenCache, conversation_tokens,
-};
+use crate::compaction::tokens::{Heuristic, SharedEstimator, TokenCache, conversation_tokens};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -227,7 +225,7 @@ where
         } else {
             (estimates, self.estimator.clone())
         };
-        let messages = std::mem::take(&mut env.messages);
+        let messages = env.messages.take_out();
         let mut cenv =
             CompactionEnv::with_estimates(messages, estimates, self.target_tokens(), estimator);
         let result = self.compactor.compact(&self.summariser, &mut cenv).await;
@@ -239,14 +237,15 @@ where
             applied,
             ..
         } = cenv;
-        env.messages = messages;
+        // A rewrite when anything was removed: a session log then replaces its file
+        // (atomically) at the next durability step.
+        env.messages.put_back(messages, !removed.is_empty());
         env.extensions
             .get_or_insert_with(TokenCache::default)
             .reset(estimates, &env.messages);
         if !removed.is_empty() {
-            env.extensions.remove::<ReportedUsage>();
-            // A session log replaces its file rather than appending (atomically).
-            env.history_rewritten();
+            // The provider's count covered the conversation before the cut.
+            env.last_call = None;
             let strategy = applied.join("+");
             env.emit(Event::Compacted {
                 strategy: &strategy,

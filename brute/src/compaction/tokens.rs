@@ -111,34 +111,26 @@ impl TokenCache {
 
 /// The estimated size of `env.messages`, through the env's [`TokenCache`].
 ///
-/// When the provider reported usage for the last call ([`ReportedUsage`]), its count
+/// When the provider reported usage for the last call ([`Env::last_call`]), its count
 /// replaces the estimate of the messages it covered.
 pub fn conversation_tokens(env: &mut Env, estimator: &dyn TokenEstimator) -> usize {
     let cache = env.extensions.get_or_insert_with(TokenCache::default);
     let estimated = cache.total(&env.messages, estimator);
-    let Some(reported) = env.extensions.get::<ReportedUsage>() else {
+    let Some(reported) = env.last_call else {
         return estimated;
     };
+    let reported_tokens = usize::try_from(reported.usage.total()).unwrap_or(usize::MAX);
     let Some(cache) = env.extensions.get::<TokenCache>() else {
         return estimated;
     };
     // The reply is the message right after the prompt the provider counted.
     let covered = reported.prompt_messages + 1;
     match cache.estimates().get(covered..) {
-        Some(tail) if covered <= env.messages.len() => reported.tokens + tail.iter().sum::<usize>(),
+        Some(tail) if covered <= env.messages.len() => {
+            reported_tokens.saturating_add(tail.iter().sum::<usize>())
+        }
         _ => estimated,
     }
-}
-
-/// What the provider counted on the last call: the first `prompt_messages` messages
-/// and the reply cost `tokens` in total. The terminal records it when the provider
-/// reports usage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReportedUsage {
-    /// How many messages the prompt of the last call had.
-    pub prompt_messages: usize,
-    /// Input plus output tokens of that call.
-    pub tokens: usize,
 }
 
 /// A shared estimator, as `DefaultCompactionPipeline` holds it.

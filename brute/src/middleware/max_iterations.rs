@@ -1,9 +1,10 @@
 //! `MaxIterations`: the guard inside a loop.
 
-use crate::env::{Env, ExitReason};
+use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Message;
+use crate::stop::ExitReason;
 use crate::trace::{in_span, traced};
 
 /// What `MaxIterations` does when the limit is reached.
@@ -11,7 +12,7 @@ use crate::trace::{in_span, traced};
 #[non_exhaustive]
 pub enum LimitMode {
     /// End the turn with the partial result and `should_exit` set to
-    /// [`ExitReason::MaxIterations`].
+    /// [`ExitReason::Limit`].
     #[default]
     End,
     /// End the turn with [`Error::Stopped`].
@@ -40,7 +41,7 @@ pub enum LimitMode {
 ///     run |_env| async { Ok(Message::assistant("again")) };
 /// };
 /// let outcome = agent.start("go").await?;
-/// assert_eq!(outcome.stop, StopReason::Exited(ExitReason::MaxIterations { max: 4 }));
+/// assert_eq!(outcome.stop, StopReason::Exited(ExitReason::Limit { by: "MaxIterations", limit: 4 }));
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
 #[derive(crate::Middleware, Debug, Clone)]
@@ -73,7 +74,10 @@ impl<A> MaxIterations<A> {
     /// The guard's decision before a pass: `Ok(true)` ends the turn here.
     fn at_limit(&self, env: &mut Env) -> Result<bool, Error> {
         if env.iteration > self.max {
-            let reason = ExitReason::MaxIterations { max: self.max };
+            let reason = ExitReason::Limit {
+                by: "MaxIterations",
+                limit: self.max,
+            };
             if self.mode == LimitMode::Error {
                 return Err(Error::Stopped(reason));
             }

@@ -11,5 +11,5 @@ pub use retry::{Retry, RetryOptions};
 pub use session_log::{
     INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionLogOptions, SessionPath,
 };
-pub use system_prompt::{DEFAULT_PROMPT, Prompt, SystemPrompt, SystemPromptOptions};
+pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt, SystemPromptOptions};
 pub use turn_loop::Loop;

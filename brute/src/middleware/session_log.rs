@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::trace::traced;
 
-use crate::env::{Checkpoint, Env};
+use crate::env::{Changes, Env, Persist, SaveFuture};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
@@ -71,6 +71,14 @@ pub enum SessionError {
         #[source]
         source: io::Error,
     },
+}
+
+impl From<SessionError> for Error {
+    /// A session error is an error of the `SessionLog` layer; get it back with
+    /// [`Error::downcast_ref`].
+    fn from(error: SessionError) -> Self {
+        Error::from_layer("SessionLog", error)
+    }
 }
 
 fn io_error<'a>(
@@ -437,106 +445,21 @@ fn repair(messages: &mut Vec<Message>) -> Repair {
     }
 }
 
-/// The writer `SessionLog` leaves in the env for one turn: appends what is new at each
-/// checkpoint, and replaces the file when the history was rewritten.
+/// What `SessionLog` installs in the env for one turn: saves exactly the changes the
+/// transcript reports, appending what was appended and replacing the file when the
+/// history was rewritten.
 struct Writer {
     file: SessionFile,
-    /// `env.messages[..cursor]` was handled (written, or a skipped system message).
-    cursor: usize,
-    /// Leading system messages at the last save: `SystemPrompt` inserts one at the
-    /// front after the history was loaded, which shifts every index by one.
-    lead: usize,
-    /// The last message written and its index, to notice an edit.
-    last: Option<(usize, Message)>,
-    revision: u64,
 }
 
-fn leading_system(messages: &[Message]) -> usize {
-    messages
-        .iter()
-        .take_while(|m| m.role == Role::System)
-        .count()
-}
-
-impl Writer {
-    /// A writer for `env`, whose messages before `cursor` are in the file.
-    fn new(file: SessionFile, env: &Env, cursor: usize) -> Self {
-        let lead = leading_system(&env.messages);
-        let last = env.messages[..cursor]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, m)| m.role != Role::System)
-            .map(|(i, m)| (i, m.clone()));
-        Writer {
-            file,
-            cursor,
-            lead,
-            last,
-            revision: env.history_revision(),
-        }
-    }
-
-    fn rewrite(&mut self, env: &Env) -> Result<(), SessionError> {
-        self.file.rewrite(&env.messages)?;
-        self.mark(env);
-        Ok(())
-    }
-
-    fn mark(&mut self, env: &Env) {
-        self.cursor = env.messages.len();
-        self.lead = leading_system(&env.messages);
-        self.revision = env.history_revision();
-        self.last = env
-            .messages
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, m)| m.role != Role::System)
-            .map(|(i, m)| (i, m.clone()));
-    }
-}
-
-impl Checkpoint for Writer {
-    fn save(&mut self, env: &Env) -> Result<(), Error> {
-        let messages = &env.messages;
-        if env.history_revision() != self.revision {
-            return Ok(self.rewrite(env)?);
-        }
-        // Re-base the saved indices on the current number of leading system messages.
-        let lead = leading_system(messages);
-        let rebase = |i: usize| (i + lead).checked_sub(self.lead);
-        let Some(cursor) = rebase(self.cursor).filter(|c| *c <= messages.len()) else {
-            return Ok(self.rewrite(env)?);
+impl Persist for Writer {
+    fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
+        let saved = match changes {
+            Changes::None => Ok(()),
+            Changes::Appended(new) => self.file.append(new),
+            Changes::Rewritten(all) => self.file.rewrite(all),
         };
-        let last_index = match &self.last {
-            None => None,
-            Some((i, saved)) => match rebase(*i) {
-                Some(i) if messages.get(i) == Some(saved) => Some(i),
-                // What was written is no longer what the env holds: an edit.
-                _ => return Ok(self.rewrite(env)?),
-            },
-        };
-        let new = &messages[cursor..];
-        if !new.is_empty() {
-            self.file.append(new)?;
-        }
-        self.cursor = messages.len();
-        self.lead = lead;
-        match new
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, m)| m.role != Role::System)
-        {
-            Some((j, m)) => self.last = Some((cursor + j, m.clone())),
-            None => {
-                if let (Some(i), Some((saved, _))) = (last_index, &mut self.last) {
-                    *saved = i;
-                }
-            }
-        }
-        Ok(())
+        Box::pin(std::future::ready(saved.map_err(Error::from)))
     }
 }
 
@@ -548,14 +471,15 @@ impl Checkpoint for Writer {
 ///
 /// - **Way in**: the file's messages are put before the turn's (after any leading
 ///   system message the caller prepared), so the turn continues the conversation.
-/// - **Durable as the turn runs**: `SessionLog` registers a [`Checkpoint`] in the env;
-///   the terminal calls [`Env::checkpoint`] before and after every model call (and a
-///   tool pipeline after every tool result), so every message is on disk before the
-///   next model call. New messages are appended (O(1) in the history length) and the
-///   file is fsynced once per checkpoint.
-/// - **Rewrites are atomic**: when the history was rewritten (a layer called
-///   [`Env::history_rewritten`], or the saved messages no longer match), the file is
-///   replaced: temp file in the same directory, fsync, rename, fsync of the directory.
+/// - **Durable as the turn runs**: `SessionLog` installs its writer as the env's
+///   [`Persist`](crate::env::Persist); the terminal takes the durability step
+///   ([`Env::persist`]) before and after every model call, and a tool pipeline after
+///   every tool result, so every message is on disk before the next model call. The
+///   writer saves exactly what the [`Transcript`](crate::Transcript) reports changed:
+///   new messages are appended (O(1) in the history length, one fsync per step).
+/// - **Rewrites are atomic**: when the transcript reports a rewrite (compaction, an
+///   edit of an earlier message), the file is replaced: temp file in the same
+///   directory, fsync, rename, fsync of the directory.
 /// - **Crash repair**: a tool call left without its result by a crash gets a synthetic
 ///   error result when the file is loaded, and the repair is written back.
 /// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
@@ -566,13 +490,12 @@ impl Checkpoint for Writer {
 /// `system` messages are never written: `SystemPrompt` adds them each turn.
 ///
 /// For layers of your own: a layer that appends messages between model calls (a tool
-/// pipeline) calls [`Env::checkpoint`] after each one, so that a crash loses nothing it
-/// completed; a layer that removes or edits earlier messages (compaction) calls
-/// [`Env::history_rewritten`], so that the file is replaced rather than appended to. An
-/// edit that is not announced is still caught when the last saved message changed.
+/// pipeline) takes the durability step ([`Env::persist`]) after each one, so that a
+/// crash loses nothing it completed. Every change goes through the transcript, so an
+/// edit of an earlier message is always seen and replaces the file.
 ///
 /// The file I/O is synchronous, in the task running the turn: one `write` (and, with
-/// `sync`, one `fsync`) per checkpoint with new messages, nothing for a checkpoint
+/// `sync`, one `fsync`) per durability step with new messages, nothing for a step
 /// without. Loading reads the whole file (about 1.4 s per million messages here, see
 /// `BENCHMARKS.md`).
 ///
@@ -615,7 +538,7 @@ pub struct SessionLog<A> {
     /// the env's extensions overrides it for one turn.
     #[middleware(into, default = "session.jsonl")]
     path: PathBuf,
-    /// fsync the file at each checkpoint (the default). `false` only writes to the OS:
+    /// fsync the file at each durability step (the default). `false` only writes to the OS:
     /// the session then survives a crash of the process but not of the machine.
     #[middleware(default = true)]
     sync: bool,
@@ -671,19 +594,34 @@ impl<A: Handler<Env>> SessionLog<A> {
     ) -> Result<(), Error> {
         let (file, loaded) = SessionFile::open_with(&path, self.sync)?;
         record.record("brute.session.loaded", loaded.len());
-        let lead = leading_system(&env.messages);
         let count = loaded.len();
-        env.messages.splice(lead..lead, loaded);
-        // What the file holds ends where the loaded messages end.
-        let writer = Writer::new(file, env, lead + count);
-        let id = env.add_checkpoint(writer);
+        // What the store holds of the record (system lines of old files are not part
+        // of it).
+        let recorded = loaded.iter().filter(|m| m.role != Role::System).count();
+        // The history goes after any leading system message the caller prepared, and
+        // before the prompt.
+        let lead = env
+            .messages
+            .iter()
+            .take_while(|m| m.role == Role::System)
+            .count();
+        if count > 0 {
+            env.messages.edit(|messages| {
+                messages.splice(lead..lead, loaded);
+            });
+        }
+        // The file holds the loaded history; everything after it is this turn's.
+        let previous = env.set_persist(Box::new(Writer { file }), recorded);
         // The prompt (and anything the caller prepared) is durable before the turn runs.
-        let result = match env.checkpoint() {
+        let result = match env.persist().await {
             Ok(()) => self.app.call(env).await,
             Err(e) => Err(e),
         };
-        let saved = env.checkpoint();
-        drop(env.remove_checkpoint(id));
+        let saved = env.persist().await;
+        drop(env.take_persist());
+        if let Some(previous) = previous {
+            env.set_persist(previous, 0);
+        }
         result.and(saved)
     }
 }

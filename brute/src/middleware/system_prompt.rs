@@ -9,8 +9,9 @@ use crate::handler::Handler;
 use crate::message::{Message, Role};
 use crate::trace::traced;
 
-/// The text of a system prompt, or a builder that writes it from the env (model name,
-/// working directory, date, custom rules in `metadata`).
+/// The text of a system prompt, or a builder that writes it from the env each turn
+/// (see [`Prompt::environment`] for the model's name, working directory, date and
+/// project rules).
 #[derive(Clone)]
 pub enum Prompt {
     /// Fixed text.
@@ -32,26 +33,31 @@ impl Prompt {
     }
 
     /// `text` followed by what the model should know about where it runs, rebuilt each
-    /// turn: the model's name (`metadata["model"]`, when the application sets it), the
-    /// working directory, whether it is a git repository, the platform, today's date,
-    /// and the project's rules (`metadata["custom_rules"]`), as the Ruby original's
-    /// environment and instructions sections did.
+    /// turn: the model's name and the project's rules (when set on the returned
+    /// [`Environment`]), the working directory, whether it is a git repository, the
+    /// platform and today's date.
     ///
     /// ```
-    /// use brute::{Env, Prompt};
+    /// use brute::Env;
+    /// use brute::middleware::Prompt;
     ///
-    /// let prompt = Prompt::environment("You are terse.");
-    /// let mut env = Env::new();
-    /// env.metadata.insert("model".into(), "qwen3".into());
-    /// env.metadata.insert("custom_rules".into(), "Never edit vendor/.".into());
-    /// let text = prompt.render(&env);
+    /// let prompt: Prompt = Prompt::environment("You are terse.")
+    ///     .model("qwen3")
+    ///     .rules("Never edit vendor/.")
+    ///     .dir("/srv/project")
+    ///     .into();
+    /// let text = prompt.render(&Env::new());
     /// assert!(text.starts_with("You are terse.\n\nYou are powered by the model named qwen3."));
-    /// assert!(text.contains("Working directory: "));
+    /// assert!(text.contains("Working directory: /srv/project"));
     /// assert!(text.ends_with("# Project-Specific Rules\n\nNever edit vendor/."));
     /// ```
-    pub fn environment(text: impl Into<String>) -> Self {
-        let text = text.into();
-        Prompt::build(move |env| environment_prompt(&text, env))
+    pub fn environment(text: impl Into<String>) -> Environment {
+        Environment {
+            text: text.into(),
+            model: None,
+            rules: None,
+            dir: None,
+        }
     }
 
     /// The prompt's text for `env`.
@@ -64,27 +70,65 @@ impl Prompt {
     }
 }
 
-fn environment_prompt(text: &str, env: &Env) -> String {
-    let mut out = String::from(text);
-    if let Some(model) = env.metadata.get("model").and_then(|v| v.as_str()) {
-        out.push_str(&format!("\n\nYou are powered by the model named {model}."));
+/// The environment prompt, built by [`Prompt::environment`]: configure it, then turn it
+/// into a [`Prompt`] (`.into()`, or pass it where a prompt is expected).
+#[derive(Clone, Debug)]
+pub struct Environment {
+    text: String,
+    model: Option<String>,
+    rules: Option<String>,
+    dir: Option<std::path::PathBuf>,
+}
+
+impl Environment {
+    /// The model's name, told to the model ("You are powered by the model named ..").
+    /// Default: not mentioned.
+    pub fn model(mut self, name: impl Into<String>) -> Self {
+        self.model = Some(name.into());
+        self
     }
-    let cwd = std::env::current_dir()
-        .map(|d| d.display().to_string())
-        .unwrap_or_default();
-    let git = std::env::current_dir()
-        .map(|d| d.ancestors().any(|a| a.join(".git").exists()))
-        .unwrap_or(false);
-    out.push_str(&format!(
-        "\n\n<env>\nWorking directory: {cwd}\nIs directory a git repo: {}\nPlatform: {}\nToday's date: {}\n</env>",
-        if git { "yes" } else { "no" },
-        std::env::consts::OS,
-        today(),
-    ));
-    if let Some(rules) = env.metadata.get("custom_rules").and_then(|v| v.as_str()) {
-        out.push_str(&format!("\n\n# Project-Specific Rules\n\n{rules}"));
+
+    /// The project's rules, appended under "# Project-Specific Rules". Default: none.
+    pub fn rules(mut self, rules: impl Into<String>) -> Self {
+        self.rules = Some(rules.into());
+        self
     }
-    out
+
+    /// The working directory to describe. Default: the process's current directory
+    /// when the prompt is rendered.
+    pub fn dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    fn render(&self) -> String {
+        let mut out = self.text.clone();
+        if let Some(model) = &self.model {
+            out.push_str(&format!("\n\nYou are powered by the model named {model}."));
+        }
+        let dir = self.dir.clone().or_else(|| std::env::current_dir().ok());
+        let cwd = dir
+            .as_ref()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let git = dir.is_some_and(|d| d.ancestors().any(|a| a.join(".git").exists()));
+        out.push_str(&format!(
+            "\n\n<env>\nWorking directory: {cwd}\nIs directory a git repo: {}\nPlatform: {}\nToday's date: {}\n</env>",
+            if git { "yes" } else { "no" },
+            std::env::consts::OS,
+            today(),
+        ));
+        if let Some(rules) = &self.rules {
+            out.push_str(&format!("\n\n# Project-Specific Rules\n\n{rules}"));
+        }
+        out
+    }
+}
+
+impl From<Environment> for Prompt {
+    fn from(environment: Environment) -> Self {
+        Prompt::build(move |_env| environment.render())
+    }
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.

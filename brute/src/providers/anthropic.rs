@@ -36,8 +36,9 @@ use crate::env::Env;
 use crate::error::ModelError;
 use crate::event::Event;
 use crate::message::{Message, Role, ToolCall};
-use crate::model::{Completion, Usage};
+use crate::model::Completion;
 use crate::tool::ToolSpec;
+use crate::usage::Usage;
 
 /// `max_tokens` when none is set: the API requires the field.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;

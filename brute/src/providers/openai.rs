@@ -37,8 +37,9 @@ use crate::env::Env;
 use crate::error::ModelError;
 use crate::event::Event;
 use crate::message::{Message, Role, ToolCall};
-use crate::model::{Completion, Usage};
+use crate::model::Completion;
 use crate::tool::ToolSpec;
+use crate::usage::Usage;
 
 /// The model name and request parameters of a Chat Completions call, with the encoder
 /// and decoders of its wire format.

@@ -434,7 +434,7 @@ where
         if let [call] = calls.as_slice() {
             // One call: no stream to set up (the common case).
             let result = self.run_one(&shared.context, call.clone()).await;
-            return append_result(env, call, result);
+            return append_result(env, call, result).await;
         }
         // Collected first: a lazy iterator held across the awaits below would not be
         // `Send` for every lifetime.
@@ -450,21 +450,22 @@ where
             let Some(result) = results.next().await else {
                 break;
             };
-            append_result(env, call, result)?;
+            append_result(env, call, result).await?;
         }
         Ok(())
     }
 }
 
-/// Appends the result of `call`, makes it durable (see `Env::checkpoint`) and reports it.
-fn append_result(
+/// Appends the result of `call`, makes it durable (the durability step,
+/// [`Env::persist`]) and reports it.
+async fn append_result(
     env: &mut Env,
     call: &ToolCall,
     (content, is_error): (String, bool),
 ) -> Result<(), Error> {
     env.messages
         .push(Message::tool_result(call.id.clone(), content));
-    env.checkpoint()?;
+    env.persist().await?;
     if let Some(result) = env.messages.last() {
         env.emit(Event::ToolResult {
             call,

@@ -1,0 +1,185 @@
+//! The env: the one mutable value every layer of a turn sees, and what it is made of.
+//!
+//! [`Env`] holds the conversation as a [`Transcript`], which records its own changes;
+//! [`Env::persist`] is the one durability step that hands those changes to the
+//! persistence layer of the stack (see [`Persist`] for the route a message travels to
+//! the session file).
+
+mod extensions;
+mod listeners;
+mod persist;
+mod transcript;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+pub use extensions::Extensions;
+pub use listeners::EventHandler;
+pub(crate) use listeners::Listeners;
+pub use persist::{Persist, SaveFuture};
+pub use transcript::{Changes, Mark, Transcript};
+
+use crate::error::Error;
+use crate::event::{Event, EventKind};
+use crate::message::Message;
+use crate::stop::ExitReason;
+use crate::tool::ToolSpec;
+use crate::usage::{LastCall, Usage};
+
+/// Everything a turn knows, passed down the stack by `&mut`.
+///
+/// Middleware communicate by leaving values here: the system prompt becomes a message,
+/// tools are advertised in [`tools`](Env::tools), the terminal counts [`usage`](Env::usage),
+/// and typed values go in [`extensions`](Env::extensions).
+///
+/// ```
+/// use brute::{Env, Message};
+///
+/// let mut env = Env::new();
+/// env.messages.push(Message::user("hi"));
+/// env.metadata.insert("session".into(), "abc".into());
+/// env.extensions.insert(42u32);
+/// assert_eq!(env.extensions.get::<u32>(), Some(&42));
+/// assert!(env.should_exit.is_none());
+/// assert_eq!(env.usage.total(), 0);
+/// ```
+#[derive(Default)]
+pub struct Env {
+    /// The conversation so far, oldest first; every change is recorded.
+    pub messages: Transcript,
+    /// Tools advertised to the model on the next call.
+    pub tools: Vec<ToolSpec>,
+    /// Free-form JSON values for the application (ids, tags); brute's own layers keep
+    /// their facts in typed fields.
+    pub metadata: Map<String, Value>,
+    /// Set by a layer to end the turn; loops stop at the next check.
+    pub should_exit: Option<ExitReason>,
+    /// How many passes a loop layer has started this turn (1 for the first).
+    pub iteration: u32,
+    /// Tokens used by the model calls of this turn, as the providers reported them.
+    pub usage: Usage,
+    /// What the provider counted on the last model call, when it reported usage.
+    pub last_call: Option<LastCall>,
+    /// Typed values that middleware leave for each other.
+    pub extensions: Extensions,
+    listeners: Option<Arc<Listeners>>,
+    capture_content: bool,
+    // Boxed: an env without a persistence layer stays small, and it moves every turn.
+    persist: Option<Box<Persisting>>,
+}
+
+/// The persistence layer's sink and the mark of what it holds.
+struct Persisting {
+    sink: Box<dyn Persist>,
+    saved: Mark,
+}
+
+impl Env {
+    /// An empty env with no event handlers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An env whose events go to `listeners` (what `Agent` does for each turn).
+    #[inline]
+    pub(crate) fn with_listeners(listeners: Option<Arc<Listeners>>, capture: bool) -> Self {
+        Env {
+            listeners,
+            capture_content: capture,
+            ..Self::default()
+        }
+    }
+
+    /// Sends `event` to the handlers registered with [`Agent::on`](crate::Agent::on).
+    /// Costs one branch when nobody listens.
+    #[inline]
+    pub fn emit(&self, event: Event<'_>) {
+        if let Some(listeners) = &self.listeners {
+            listeners.dispatch(self, &event);
+        }
+    }
+
+    /// Whether any handler listens to events of this kind; lets a layer skip building
+    /// an expensive payload.
+    #[inline]
+    pub fn listens(&self, kind: EventKind) -> bool {
+        self.listeners.as_ref().is_some_and(|l| l.listens(kind))
+    }
+
+    /// Whether traces may carry message content (off unless the agent was told so with
+    /// [`Agent::capture_content`](crate::Agent::capture_content)).
+    #[inline]
+    pub fn captures_content(&self) -> bool {
+        self.capture_content
+    }
+
+    /// The last message, if any.
+    pub fn last_message(&self) -> Option<&Message> {
+        self.messages.last()
+    }
+
+    /// Ends the turn at the next loop check with `reason`, unless a reason is already set.
+    pub fn exit(&mut self, reason: ExitReason) {
+        if self.should_exit.is_none() {
+            self.should_exit = Some(reason);
+        }
+    }
+
+    /// Installs `sink` as the persistence of this env, holding the first `recorded`
+    /// messages of the record (the history it loaded), and returns the one it replaces.
+    /// From now on [`Env::persist`] sends it what changed since.
+    pub fn set_persist(
+        &mut self,
+        sink: Box<dyn Persist>,
+        recorded: usize,
+    ) -> Option<Box<dyn Persist>> {
+        let saved = self.messages.mark_at(recorded);
+        self.persist
+            .replace(Box::new(Persisting { sink, saved }))
+            .map(|p| p.sink)
+    }
+
+    /// Removes the persistence installed with [`Env::set_persist`] and returns it.
+    pub fn take_persist(&mut self) -> Option<Box<dyn Persist>> {
+        self.persist.take().map(|p| p.sink)
+    }
+
+    /// The durability step: makes every change to the conversation since the last
+    /// step durable, by handing exactly those [`Changes`] to the installed
+    /// [`Persist`]. The terminal calls it before and after every model call and a tool
+    /// pipeline after every tool result, so every message is stored before the next
+    /// model call. Costs one branch when no persistence is installed or nothing
+    /// changed.
+    #[inline]
+    pub async fn persist(&mut self) -> Result<(), Error> {
+        let Some(persisting) = self.persist.as_deref_mut() else {
+            return Ok(());
+        };
+        let changes = self.messages.changes_since(persisting.saved);
+        if matches!(changes, Changes::None) {
+            return Ok(());
+        }
+        persisting.sink.save(changes).await?;
+        persisting.saved = self.messages.mark();
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Env")
+            .field("messages", &self.messages)
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            )
+            .field("metadata", &self.metadata)
+            .field("should_exit", &self.should_exit)
+            .field("iteration", &self.iteration)
+            .field("usage", &self.usage)
+            .field("extensions", &self.extensions)
+            .finish_non_exhaustive()
+    }
+}

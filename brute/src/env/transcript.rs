@@ -1,0 +1,485 @@
+//! `Transcript`: the conversation of a turn, which records its own changes.
+//!
+//! Every change to the conversation goes through a method of [`Transcript`], so the
+//! transcript knows, for any earlier [`Mark`], whether the record was only appended to
+//! since then (and what was appended) or rewritten. A persistence layer saves exactly
+//! those [`Changes`]: it never has to guess what another layer did.
+//!
+//! **The record** is the conversation without its `system` messages: those are
+//! instructions that `SystemPrompt` puts back each turn, and no store keeps them. A
+//! system message added, moved or removed is not a change to the record, so the
+//! system prompt inserted at the front of a loaded history costs a store nothing.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::message::{Message, Role};
+
+/// The conversation so far, oldest first, recording what changes.
+///
+/// It reads like a slice (`Deref<Target = [Message]>`: `iter`, `last`, `len`, indexing)
+/// and changes only through its methods, so that every change is recorded:
+///
+/// ```
+/// use brute::env::Changes;
+/// use brute::{Message, Transcript};
+///
+/// let mut transcript = Transcript::from(vec![Message::user("hi")]);
+/// let saved = transcript.mark();
+/// transcript.insert(0, Message::system("You are terse.")); // not part of the record
+/// transcript.push(Message::assistant("hello"));
+/// assert!(matches!(transcript.changes_since(saved), Changes::Appended(new) if new.len() == 1));
+///
+/// let saved = transcript.mark();
+/// transcript.edit(|messages| messages.retain(|m| m.content != "hi")); // a rewrite
+/// assert!(matches!(transcript.changes_since(saved), Changes::Rewritten(_)));
+/// ```
+pub struct Transcript {
+    /// Which transcript this is: a mark of another one (after `env.messages` was
+    /// assigned a new transcript) sees a rewrite.
+    id: u64,
+    messages: Vec<Message>,
+    /// How many messages are not `system`: the length of the record.
+    recorded: usize,
+    /// One entry per rewrite, in order: the lowest position of the record it touched.
+    rewrites: Vec<usize>,
+}
+
+/// A point in a transcript's history, taken with [`Transcript::mark`]: what a store
+/// holds after it saved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// The transcript it was taken of.
+    id: u64,
+    /// Rewrites seen.
+    rewrites: usize,
+    /// Length of the record.
+    recorded: usize,
+}
+
+impl Mark {
+    /// How many messages of the record this mark covers.
+    pub fn recorded(&self) -> usize {
+        self.recorded
+    }
+}
+
+/// What changed in the record since a [`Mark`].
+#[derive(Debug, PartialEq)]
+pub enum Changes<'a> {
+    /// Nothing.
+    None,
+    /// Messages were only appended: these, which may include `system` messages that a
+    /// store skips.
+    Appended(&'a [Message]),
+    /// Something before the end was changed or removed: the whole conversation, to
+    /// replace what a store holds (skipping `system` messages).
+    Rewritten(&'a [Message]),
+}
+
+impl Transcript {
+    /// An empty transcript.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The messages, as a slice.
+    #[inline]
+    pub fn as_slice(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The messages, taken out of the transcript.
+    pub fn into_vec(self) -> Vec<Message> {
+        self.messages
+    }
+
+    /// Appends `message`.
+    #[inline]
+    pub fn push(&mut self, message: Message) {
+        self.recorded += usize::from(message.role != Role::System);
+        self.messages.push(message);
+    }
+
+    /// Inserts `message` at `index` (panics past the end, like `Vec::insert`). A
+    /// message of the record inserted before another one of the record is a rewrite.
+    pub fn insert(&mut self, index: usize, message: Message) {
+        if message.role != Role::System {
+            let position = self.position_of(index);
+            if position < self.recorded {
+                self.rewrites.push(position);
+            }
+            self.recorded += 1;
+        }
+        self.messages.insert(index, message);
+    }
+
+    /// Changes the conversation freely: `edit` may change, remove, insert or reorder
+    /// messages. Recorded as a rewrite of the whole record (a layer that only appends
+    /// uses [`push`](Self::push), which is not).
+    pub fn edit<R>(&mut self, edit: impl FnOnce(&mut Vec<Message>) -> R) -> R {
+        let result = edit(&mut self.messages);
+        self.recorded = self
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .count();
+        self.rewrites.push(0);
+        result
+    }
+
+    /// Takes the messages out, to work on them by value across an `await` (what
+    /// compaction does); the transcript is empty until [`put_back`](Self::put_back).
+    pub fn take_out(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.messages)
+    }
+
+    /// Puts back messages taken with [`take_out`](Self::take_out). `changed` says
+    /// whether they were changed meanwhile: `true` records a rewrite; `false` promises
+    /// they are exactly as taken, and records nothing.
+    pub fn put_back(&mut self, messages: Vec<Message>, changed: bool) {
+        self.messages = messages;
+        if changed {
+            self.recorded = self
+                .messages
+                .iter()
+                .filter(|m| m.role != Role::System)
+                .count();
+            self.rewrites.push(0);
+        }
+    }
+
+    /// Replaces the whole conversation with `messages`: a rewrite.
+    pub fn replace(&mut self, messages: Vec<Message>) -> Vec<Message> {
+        self.edit(|current| std::mem::replace(current, messages))
+    }
+
+    /// The last message, to change it in place. Changing a message of the record that
+    /// a store already holds is a rewrite, so it is recorded as one from that message's
+    /// position; a message appended since the store's last mark is still an append.
+    pub fn last_mut(&mut self) -> Option<&mut Message> {
+        let last = self.messages.last()?;
+        if last.role != Role::System {
+            self.rewrites.push(self.recorded - 1);
+        }
+        self.messages.last_mut()
+    }
+
+    /// Removes the messages from `len` on. Removing messages of the record is a
+    /// rewrite from the first one removed.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.messages.len() {
+            return;
+        }
+        let position = self.position_of(len);
+        if position < self.recorded {
+            self.rewrites.push(position);
+        }
+        self.messages.truncate(len);
+        self.recorded = position;
+    }
+
+    /// Removes the last message and returns it; a rewrite when a store held it.
+    pub fn pop(&mut self) -> Option<Message> {
+        let message = self.messages.pop()?;
+        if message.role != Role::System {
+            self.recorded -= 1;
+            self.rewrites.push(self.recorded);
+        }
+        Some(message)
+    }
+
+    /// Reserves room for `additional` more messages.
+    pub fn reserve(&mut self, additional: usize) {
+        self.messages.reserve(additional);
+    }
+
+    /// Appends every message of `messages`.
+    pub fn extend(&mut self, messages: impl IntoIterator<Item = Message>) {
+        for message in messages {
+            self.push(message);
+        }
+    }
+
+    /// This point in the transcript's history: [`changes_since`](Self::changes_since)
+    /// it reports [`Changes::None`] until the next change.
+    #[inline]
+    pub fn mark(&self) -> Mark {
+        Mark {
+            id: self.id,
+            rewrites: self.rewrites.len(),
+            recorded: self.recorded,
+        }
+    }
+
+    /// A mark for a store that holds the first `recorded` messages of the record as
+    /// it is now (for example the history a persistence layer just loaded, before the
+    /// prompt that follows it).
+    pub fn mark_at(&self, recorded: usize) -> Mark {
+        Mark {
+            id: self.id,
+            rewrites: self.rewrites.len(),
+            recorded: recorded.min(self.recorded),
+        }
+    }
+
+    /// What changed in the record since `mark`: nothing, an append (the new
+    /// messages), or a rewrite (the whole conversation). Costs a look at the rewrites
+    /// since `mark` (usually none) and at the appended messages.
+    pub fn changes_since(&self, mark: Mark) -> Changes<'_> {
+        let rewritten = self.rewrites[mark.rewrites.min(self.rewrites.len())..]
+            .iter()
+            .any(|&position| position < mark.recorded);
+        if rewritten || mark.id != self.id || self.recorded < mark.recorded {
+            return Changes::Rewritten(&self.messages);
+        }
+        let new = self.recorded - mark.recorded;
+        if new == 0 {
+            return Changes::None;
+        }
+        Changes::Appended(&self.messages[self.index_of_tail(new)..])
+    }
+
+    /// How many messages of the record come before `index`.
+    fn position_of(&self, index: usize) -> usize {
+        // Counted from whichever end is nearer: inserts are usually near the end.
+        if index > self.messages.len() / 2 {
+            let after = self.messages[index.min(self.messages.len())..]
+                .iter()
+                .filter(|m| m.role != Role::System)
+                .count();
+            self.recorded - after
+        } else {
+            self.messages[..index]
+                .iter()
+                .filter(|m| m.role != Role::System)
+                .count()
+        }
+    }
+
+    /// The index of the first of the last `n` record messages.
+    fn index_of_tail(&self, n: usize) -> usize {
+        let mut seen = 0;
+        for (i, message) in self.messages.iter().enumerate().rev() {
+            if message.role != Role::System {
+                seen += 1;
+                if seen == n {
+                    return i;
+                }
+            }
+        }
+        0
+    }
+}
+
+/// A new transcript identity.
+fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Default for Transcript {
+    fn default() -> Self {
+        Transcript::from(Vec::new())
+    }
+}
+
+/// A clone is another transcript: marks of the original see it as rewritten.
+impl Clone for Transcript {
+    fn clone(&self) -> Self {
+        Transcript {
+            id: next_id(),
+            messages: self.messages.clone(),
+            recorded: self.recorded,
+            rewrites: Vec::new(),
+        }
+    }
+}
+
+/// Transcripts are equal when their messages are.
+impl PartialEq for Transcript {
+    fn eq(&self, other: &Self) -> bool {
+        self.messages == other.messages
+    }
+}
+
+impl Deref for Transcript {
+    type Target = [Message];
+
+    #[inline]
+    fn deref(&self) -> &[Message] {
+        &self.messages
+    }
+}
+
+impl From<Vec<Message>> for Transcript {
+    fn from(messages: Vec<Message>) -> Self {
+        let recorded = messages.iter().filter(|m| m.role != Role::System).count();
+        Transcript {
+            id: next_id(),
+            messages,
+            recorded,
+            rewrites: Vec::new(),
+        }
+    }
+}
+
+impl From<Transcript> for Vec<Message> {
+    fn from(transcript: Transcript) -> Self {
+        transcript.messages
+    }
+}
+
+impl FromIterator<Message> for Transcript {
+    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
+        Transcript::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl<'a> IntoIterator for &'a Transcript {
+    type Item = &'a Message;
+    type IntoIter = std::slice::Iter<'a, Message>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.messages.iter()
+    }
+}
+
+impl PartialEq<Vec<Message>> for Transcript {
+    fn eq(&self, other: &Vec<Message>) -> bool {
+        self.messages == *other
+    }
+}
+
+impl PartialEq<Transcript> for Vec<Message> {
+    fn eq(&self, other: &Transcript) -> bool {
+        *self == other.messages
+    }
+}
+
+impl<const N: usize> PartialEq<[Message; N]> for Transcript {
+    fn eq(&self, other: &[Message; N]) -> bool {
+        self.messages == other
+    }
+}
+
+impl PartialEq<[Message]> for Transcript {
+    fn eq(&self, other: &[Message]) -> bool {
+        self.messages == other
+    }
+}
+
+impl fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.messages).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn appended(changes: Changes<'_>) -> Vec<&str> {
+        match changes {
+            Changes::Appended(new) => new.iter().map(|m| m.content.as_str()).collect(),
+            other => panic!("expected an append, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_fresh_mark_sees_nothing() {
+        let t = Transcript::from(vec![Message::user("a")]);
+        assert_eq!(t.changes_since(t.mark()), Changes::None);
+    }
+
+    #[test]
+    fn pushes_are_appends() {
+        let mut t = Transcript::from(vec![Message::user("a")]);
+        let mark = t.mark();
+        t.push(Message::assistant("b"));
+        t.push(Message::user("c"));
+        assert_eq!(appended(t.changes_since(mark)), ["b", "c"]);
+    }
+
+    #[test]
+    fn a_system_message_inserted_in_front_is_not_a_change() {
+        let mut t = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
+        let mark = t.mark();
+        t.insert(0, Message::system("s"));
+        assert_eq!(t.changes_since(mark), Changes::None);
+        t.push(Message::user("c"));
+        assert_eq!(appended(t.changes_since(mark)), ["c"]);
+    }
+
+    #[test]
+    fn an_insert_before_the_end_of_the_record_is_a_rewrite() {
+        let mut t = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
+        let mark = t.mark();
+        t.insert(1, Message::user("x"));
+        assert!(matches!(t.changes_since(mark), Changes::Rewritten(m) if m.len() == 3));
+    }
+
+    #[test]
+    fn mark_at_covers_a_loaded_prefix() {
+        // A store loaded two messages; the prompt came after them.
+        let mut t = Transcript::from(vec![Message::user("prompt")]);
+        t.insert(0, Message::user("old-1"));
+        t.insert(1, Message::assistant("old-2"));
+        let mark = t.mark_at(2);
+        assert_eq!(appended(t.changes_since(mark)), ["prompt"]);
+    }
+
+    #[test]
+    fn editing_a_saved_message_is_a_rewrite_but_editing_a_new_one_is_not() {
+        let mut t = Transcript::from(vec![Message::user("a")]);
+        let mark = t.mark();
+        t.push(Message::assistant("b"));
+        if let Some(last) = t.last_mut() {
+            last.content.push('!');
+        }
+        assert_eq!(appended(t.changes_since(mark)), ["b!"]);
+        let mark = t.mark();
+        if let Some(last) = t.last_mut() {
+            last.content.push('!');
+        }
+        assert!(matches!(t.changes_since(mark), Changes::Rewritten(_)));
+    }
+
+    #[test]
+    fn truncation_of_saved_messages_is_a_rewrite() {
+        let mut t = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
+        let mark = t.mark();
+        t.truncate(1);
+        assert!(matches!(t.changes_since(mark), Changes::Rewritten(m) if m.len() == 1));
+        // Truncating what a mark never saw is not.
+        let mark = t.mark();
+        t.push(Message::assistant("c"));
+        t.truncate(1);
+        assert_eq!(t.changes_since(mark), Changes::None);
+    }
+
+    #[test]
+    fn a_mark_of_another_transcript_sees_a_rewrite() {
+        let old = Transcript::from(vec![Message::user("a")]);
+        let mark = old.mark();
+        let new = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
+        assert!(matches!(new.changes_since(mark), Changes::Rewritten(_)));
+        assert!(matches!(
+            old.clone().changes_since(mark),
+            Changes::Rewritten(_)
+        ));
+    }
+
+    #[test]
+    fn an_edit_is_a_rewrite_for_every_earlier_mark() {
+        let mut t = Transcript::from(vec![Message::user("a")]);
+        let early = t.mark();
+        t.push(Message::assistant("b"));
+        let late = t.mark();
+        t.replace(vec![Message::user("summary")]);
+        assert!(matches!(t.changes_since(early), Changes::Rewritten(_)));
+        assert!(matches!(t.changes_since(late), Changes::Rewritten(_)));
+        assert_eq!(t.changes_since(t.mark()), Changes::None);
+    }
+}

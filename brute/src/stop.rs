@@ -1,0 +1,50 @@
+//! Why a turn stopped: [`StopReason`], and [`ExitReason`] for a layer that ends it early.
+//!
+//! The bottom floor of the core: it names no other module.
+
+use std::fmt;
+
+/// Why a turn was ended early; readable by the caller in [`Outcome`](crate::Outcome).
+///
+/// The core names no layer: a guard such as `MaxIterations` reports itself by name in
+/// [`ExitReason::Limit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExitReason {
+    /// A guard reached its limit (`MaxIterations`: the number of model calls).
+    Limit {
+        /// The layer whose limit it was, as written in the stack.
+        by: &'static str,
+        /// The limit.
+        limit: u32,
+    },
+    /// A layer asked to stop.
+    Requested {
+        /// The layer that asked.
+        by: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Limit { by, limit } => write!(f, "{by} reached its limit of {limit}"),
+            ExitReason::Requested { by, reason } => write!(f, "{by}: {reason}"),
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without asking for tools.
+    Completed,
+    /// A layer set `should_exit` (for example `MaxIterations`).
+    Exited(ExitReason),
+    /// The stack returned with the last message not a final answer (for example a
+    /// stack without a loop, after the model asked for a tool).
+    Unfinished,
+}

@@ -1,0 +1,64 @@
+//! Token usage: what one model call cost, and the facts of the last call.
+//!
+//! The bottom floor of the core: it names no other module.
+
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens one model call used, as the provider reported them; also the running totals
+/// of a turn in [`Env::usage`](crate::Env::usage).
+///
+/// ```
+/// use brute::Usage;
+///
+/// let mut total = Usage::default();
+/// total += Usage::new(10, 2);
+/// total += Usage { input_tokens: 12, output_tokens: 3, cached_tokens: 8 };
+/// assert_eq!((total.input_tokens, total.output_tokens, total.cached_tokens), (22, 5, 8));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Usage of `input_tokens` prompt and `output_tokens` completion tokens.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage {
+            input_tokens,
+            output_tokens,
+            ..Usage::default()
+        }
+    }
+
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
+    }
+}
+
+/// What the provider counted on the last model call of a turn: the prompt was the
+/// first `prompt_messages` messages, and the call used `usage`. The terminal records it
+/// in [`Env::last_call`](crate::Env::last_call); compaction uses it to count in the
+/// provider's units rather than estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastCall {
+    /// How many messages the prompt of the call had.
+    pub prompt_messages: usize,
+    /// What the call used.
+    pub usage: Usage,
+}
