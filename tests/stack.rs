@@ -192,7 +192,7 @@ async fn events_reach_the_handlers_registered_with_on() {
                 Event::Iteration { n } => format!("iteration {n}"),
                 Event::ModelRequest { messages, .. } => format!("request {messages}"),
                 Event::ModelResponse { message, .. } => format!("response {}", message.content),
-                Event::TurnEnd { stop } => format!("end {stop:?}"),
+                Event::TurnEnd { result: Ok(stop) } => format!("end {stop:?}"),
                 other => format!("unexpected {other:?}"),
             };
             seen.lock().unwrap().push(line);

@@ -5,6 +5,7 @@
 
 mod scripted_tools;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use brute::{
@@ -83,13 +84,21 @@ async fn loop_while_takes_any_condition_and_stops_on_should_exit() {
 
 #[tokio::test]
 async fn max_iterations_ends_gracefully_with_the_partial_result_and_a_readable_reason() {
-    let agent = brute_agent! {
+    let mut agent = brute_agent! {
         use Loop::ToolResult;
         use MaxIterations { max: 4 };
         use RunTools;
         run tool_addict();
     };
+    let passes = Arc::new(AtomicU32::new(0));
+    let seen = passes.clone();
+    agent.on(EventKind::Iteration, move |_env, _event| {
+        seen.fetch_add(1, Ordering::Relaxed);
+    });
     let outcome = agent.start("loop").await.unwrap();
+    // The pass count matches the model calls: no pass starts only to be refused.
+    assert_eq!(outcome.env.iteration, 4);
+    assert_eq!(passes.load(Ordering::Relaxed), 4);
     assert_eq!(
         outcome.stop,
         StopReason::Exited(ExitReason::Limit {
@@ -106,7 +115,7 @@ async fn max_iterations_ends_gracefully_with_the_partial_result_and_a_readable_r
     );
     assert_eq!(
         outcome.env.should_exit.as_ref().unwrap().to_string(),
-        "reached the limit of 4 iterations"
+        "MaxIterations reached its limit of 4"
     );
     // Four model calls, each with its tool result: the partial work is kept and no
     // call is left without its result.
@@ -144,7 +153,7 @@ async fn max_iterations_in_error_mode_returns_a_stopped_error() {
     );
     assert_eq!(
         error.to_string(),
-        "the turn was stopped: reached the limit of 2 iterations"
+        "the turn was stopped: MaxIterations reached its limit of 2"
     );
 }
 
@@ -279,7 +288,7 @@ async fn every_layer_reports_typed_events_in_order() {
                 } => {
                     format!("result {} {} {is_error}", call.id, result.content)
                 }
-                brute::Event::TurnEnd { stop } => format!("end {stop:?}"),
+                brute::Event::TurnEnd { result: Ok(stop) } => format!("end {stop:?}"),
                 other => format!("{:?}", other.kind()),
             };
             log.lock().unwrap().push(entry);
@@ -303,4 +312,66 @@ async fn every_layer_reports_typed_events_in_order() {
             "end Completed",
         ]
     );
+}
+
+/// `TurnEnd` fires for a failed turn too, with the error: every `TurnStart` has one.
+#[tokio::test]
+async fn turn_end_fires_with_the_error_when_a_turn_fails() {
+    let mut agent = brute_agent! {
+        run |_env| async { Err::<Message, _>(Error::layer("Test", "the model is down")) };
+    };
+    let ends = Arc::new(Mutex::new(Vec::new()));
+    for kind in [EventKind::TurnStart, EventKind::TurnEnd] {
+        let log = ends.clone();
+        agent.on(kind, move |_env, event| {
+            let line = match event {
+                brute::Event::TurnStart => "start".to_string(),
+                brute::Event::TurnEnd { result: Err(error) } => format!("failed: {error}"),
+                other => format!("{other:?}"),
+            };
+            log.lock().unwrap().push(line);
+        });
+    }
+    let error = agent.start("hi").await.unwrap_err();
+    assert_eq!(error.to_string(), "Test: the model is down");
+    assert_eq!(
+        *ends.lock().unwrap(),
+        ["start", "failed: Test: the model is down"]
+    );
+}
+
+/// The terminal gives every tool call of a reply an id of its own before the reply is
+/// stored: providers refuse duplicate or empty ids, and each result answers one call.
+#[tokio::test]
+async fn duplicate_and_empty_tool_call_ids_are_made_unique_before_they_are_stored() {
+    let reply = Message::tool_calls(
+        "",
+        vec![
+            brute::ToolCall::new("same", "echo", serde_json::json!({"text": "a"})),
+            brute::ToolCall::new("same", "echo", serde_json::json!({"text": "b"})),
+            brute::ToolCall::new("", "echo", serde_json::json!({"text": "c"})),
+            brute::ToolCall::new("same", "echo", serde_json::json!({"text": "d"})),
+        ],
+    );
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use MaxIterations { max: 3 };
+        use RunTools;
+        run ScriptedModel::new([reply, Message::assistant("done")]);
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let ids: Vec<&str> = outcome.env.messages[1]
+        .tool_calls
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(ids, ["same", "same_1", "call_1_2", "same_3"]);
+    assert_no_dangling_call(&outcome.env.messages);
+    let results: Vec<&str> = outcome
+        .env
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    assert_eq!(results, ids);
 }

@@ -128,16 +128,23 @@ impl<S: Handler<Env>> Agent<S> {
     pub async fn start(&self, prompt: impl Into<String>) -> Result<Outcome, Error> {
         let mut env = self.env();
         env.messages.push(Message::user(prompt));
-        let span = Self::begin(&env);
-        traced!(self.stack.call(&mut env), span)?;
-        Ok(Self::finish(env))
+        self.turn(env).await
     }
 
     /// Runs one turn on a prepared env (see [`Agent::env`]).
+    ///
+    /// [`Event::TurnEnd`] fires whether the turn succeeded or failed.
     pub async fn turn(&self, mut env: Env) -> Result<Outcome, Error> {
         let span = Self::begin(&env);
-        traced!(self.stack.call(&mut env), span)?;
-        Ok(Self::finish(env))
+        match traced!(self.stack.call(&mut env), span) {
+            Ok(()) => Ok(Self::finish(env)),
+            Err(error) => {
+                env.emit(Event::TurnEnd {
+                    result: Err(&error),
+                });
+                Err(error)
+            }
+        }
     }
 
     /// Reports the start of a turn; the turn's span.
@@ -163,7 +170,7 @@ impl<S: Handler<Env>> Agent<S> {
                 _ => StopReason::Unfinished,
             },
         };
-        env.emit(Event::TurnEnd { stop: &stop });
+        env.emit(Event::TurnEnd { result: Ok(&stop) });
         Outcome { stop, env }
     }
 

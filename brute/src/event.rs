@@ -37,10 +37,10 @@ use crate::usage::Usage;
 pub enum Event<'a> {
     /// A turn began; the prompt is the last message.
     TurnStart,
-    /// A turn ended.
+    /// A turn ended, whether it succeeded or failed: every `TurnStart` has one.
     TurnEnd {
-        /// Why it stopped.
-        stop: &'a StopReason,
+        /// Why it stopped, or the error it failed with.
+        result: Result<&'a StopReason, &'a Error>,
     },
     /// A loop layer started pass `n` (1 for the first).
     Iteration {

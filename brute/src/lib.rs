@@ -155,7 +155,7 @@ pub use providers::anthropic::Anthropic;
 pub use providers::openai::OpenAi;
 pub use scripted::ScriptedModel;
 pub use stack::{Kind, Middleware};
-pub use stop::{ExitReason, StopReason};
+pub use stop::{ExitReason, PassLimit, StopReason};
 pub use tool::ToolSpec;
 #[cfg(feature = "tools")]
 pub use tools::{DefaultToolPipeline, DefaultToolPipelineOptions, Tool, Tools};

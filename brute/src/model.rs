@@ -190,8 +190,28 @@ async fn before_call(env: &mut Env, span: &Span) -> Result<(), Error> {
     Ok(())
 }
 
-/// What every terminal does with the model's answer: count usage, append the message,
-/// make it durable before any tool runs (the durability step), report it.
+/// Gives every tool call of `message` an id of its own before it is stored: a call
+/// with an empty id gets `call_<pass>_<n>`, and a call whose id an earlier call of the
+/// same message has gets `<id>_<n>`. Providers refuse histories with duplicate or
+/// empty ids, and a result must answer exactly one call. Costs a comparison per pair
+/// of calls (a reply has few).
+fn unique_call_ids(message: &mut Message, pass: u32) {
+    let calls = &mut message.tool_calls;
+    for n in 0..calls.len() {
+        let (before, rest) = calls.split_at_mut(n);
+        let call = &mut rest[0];
+        if call.id.is_empty() {
+            call.id = format!("call_{pass}_{n}");
+        }
+        while before.iter().any(|earlier| earlier.id == call.id) {
+            call.id = format!("{}_{n}", call.id);
+        }
+    }
+}
+
+/// What every terminal does with the model's answer: count usage, give its tool calls
+/// unique ids, append the message, make it durable before any tool runs (the
+/// durability step), report it.
 #[inline]
 async fn after_call(
     env: &mut Env,
@@ -219,6 +239,8 @@ async fn after_call(
             );
         });
     }
+    let mut message = message;
+    unique_call_ids(&mut message, env.iteration);
     env.messages.push(message);
     traced!(env.persist(), span.clone())?;
     if let Some(message) = env.messages.last() {

@@ -48,3 +48,15 @@ pub enum StopReason {
     /// stack without a loop, after the model asked for a tool).
     Unfinished,
 }
+
+/// A limit a guard inside a loop sets when the pass it guards was the last one allowed:
+/// if the loop around it would start another pass, it ends the turn instead, with
+/// `reason` (as [`Error::Stopped`](crate::Error::Stopped) when `as_error`). So the
+/// pass count matches the model calls, and no pass starts only to be refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassLimit {
+    /// Why the turn ends.
+    pub reason: ExitReason,
+    /// End it with an error rather than an exit.
+    pub as_error: bool,
+}

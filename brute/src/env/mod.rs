@@ -24,7 +24,7 @@ pub use transcript::{Changes, Mark, Transcript};
 use crate::error::Error;
 use crate::event::{Event, EventKind};
 use crate::message::Message;
-use crate::stop::ExitReason;
+use crate::stop::{ExitReason, PassLimit};
 use crate::tool::ToolSpec;
 use crate::usage::{LastCall, Usage};
 
@@ -58,6 +58,9 @@ pub struct Env {
     pub should_exit: Option<ExitReason>,
     /// How many passes a loop layer has started this turn (1 for the first).
     pub iteration: u32,
+    /// Set by a guard (`MaxIterations`) when no further pass is allowed: the loop ends
+    /// the turn instead of starting one (see [`PassLimit`]).
+    pub pass_limit: Option<PassLimit>,
     /// Tokens used by the model calls of this turn, as the providers reported them.
     pub usage: Usage,
     /// What the provider counted on the last model call, when it reported usage.

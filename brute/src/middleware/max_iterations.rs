@@ -4,7 +4,7 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Message;
-use crate::stop::ExitReason;
+use crate::stop::{ExitReason, PassLimit};
 use crate::trace::{in_span, traced};
 
 /// What `MaxIterations` does when the limit is reached.
@@ -27,9 +27,13 @@ pub enum LimitMode {
 
 /// Limits how many passes a loop makes in one turn.
 ///
-/// Sits inside a loop layer (checked at compile time). On the pass after the `max`-th
-/// it does not call the inner stack: the previous pass ended with every tool call
-/// answered, so the turn ends without a dangling call.
+/// Sits inside a loop layer (checked at compile time). After the `max`-th pass it tells
+/// the loop, through [`Env::pass_limit`], that no further pass may start: when the loop
+/// wants another one, the turn ends instead (every tool call of that pass answered, so
+/// no call dangles), and `env.iteration` is the number of passes made.
+///
+/// Options: `max: u32` (default `100`), the most passes (model calls) a turn may make;
+/// `mode: LimitMode` (default [`LimitMode::End`]), what happens at the limit.
 ///
 /// ```
 /// use brute::{brute_agent, Loop, LimitMode, MaxIterations, Message, StopReason, ExitReason};
@@ -66,18 +70,35 @@ impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
         if in_span(&span, || self.at_limit(env))? {
             return Ok(());
         }
-        traced!(self.app.call(env), span)
+        traced!(self.app.call(env), span)?;
+        if env.iteration >= self.max {
+            // That was the last pass allowed: the loop ends the turn rather than start
+            // another one, so the pass count matches the model calls.
+            env.pass_limit = Some(PassLimit {
+                reason: self.reason(),
+                as_error: self.mode == LimitMode::Error,
+            });
+        }
+        Ok(())
     }
 }
 
 impl<A> MaxIterations<A> {
     /// The guard's decision before a pass: `Ok(true)` ends the turn here.
+    fn reason(&self) -> ExitReason {
+        ExitReason::Limit {
+            by: "MaxIterations",
+            limit: self.max,
+        }
+    }
+
+    /// The guard's decision before a pass: `Ok(true)` ends the turn here. Under a
+    /// loop that honours [`Env::pass_limit`] this pass never starts; under another
+    /// loop the pass is refused and not counted.
     fn at_limit(&self, env: &mut Env) -> Result<bool, Error> {
         if env.iteration > self.max {
-            let reason = ExitReason::Limit {
-                by: "MaxIterations",
-                limit: self.max,
-            };
+            env.iteration = self.max;
+            let reason = self.reason();
             if self.mode == LimitMode::Error {
                 return Err(Error::Stopped(reason));
             }

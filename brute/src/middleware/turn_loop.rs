@@ -2,8 +2,9 @@
 
 /// Loop layers. `Loop::ToolResult` is the agentic loop; `Loop::While` takes any
 /// condition. Both are do-while: the inner stack runs once, then again while the
-/// condition holds, until a layer sets `should_exit`. Each pass increments
-/// `env.iteration` and emits [`Event::Iteration`](crate::Event::Iteration).
+/// condition holds, until a layer sets `should_exit` or a guard inside set
+/// [`Env::pass_limit`](crate::Env::pass_limit) (then no further pass starts). Each pass
+/// increments `env.iteration` and emits [`Event::Iteration`](crate::Event::Iteration).
 ///
 /// ```
 /// use brute::{brute_agent, Loop, Message};
@@ -85,8 +86,19 @@ pub mod Loop {
                 "brute.iteration",
                 brute.iteration = env.iteration
             );
-            let result = traced!(app.call(env), pass);
-            if result.is_err() || env.should_exit.is_some() || !condition(env) {
+            let mut result = traced!(app.call(env), pass);
+            let done = result.is_err() || env.should_exit.is_some() || !condition(env);
+            // A guard inside may have said that was the last pass: it matters only
+            // when another one is wanted.
+            let limit = env.pass_limit.take();
+            if let Some(limit) = limit.filter(|_| !done) {
+                if limit.as_error {
+                    result = Err(Error::Stopped(limit.reason));
+                } else {
+                    env.exit(limit.reason);
+                }
+            }
+            if done || env.should_exit.is_some() || result.is_err() {
                 if !span.is_disabled() {
                     span.record("brute.iterations", env.iteration);
                 }
