@@ -1,12 +1,13 @@
-//! The quickstart: the seed's whole stack, running offline.
+//! The quickstart: a whole agent stack (session, system prompt, tool loop, guard,
+//! compaction, tools), running offline.
 //!
 //! `cargo run --example quickstart`
 //!
 //! The model is scripted (no network, no API key): it searches this project for
 //! `brute_agent!`, reads the first file it found, and answers from what it read. The
 //! tools are real: they search and read the files under the current directory. The
-//! session is saved to `target/quickstart/session.jsonl`, so a second turn sees the
-//! first. To talk to a real model, see `examples/providers.rs`.
+//! session is saved to `brute-quickstart/session.jsonl` in the system's temporary
+//! folder, so a second turn sees the first. To talk to a real model, see `examples/providers.rs`.
 
 use brute::compaction::DefaultCompactionPipeline;
 use brute::tools::{DefaultToolPipeline, Tools};
@@ -70,7 +71,7 @@ fn script(env: &Env) -> Message {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let session = std::path::Path::new("target/quickstart/session.jsonl");
+    let session = &std::env::temp_dir().join("brute-quickstart/session.jsonl");
     if session.exists() {
         std::fs::remove_file(session)?; // start fresh on every run
     }

@@ -18,7 +18,7 @@
 //!   ▼  results flow back up ◀───────────────────
 //! ```
 //!
-//! [`brute_agent!`] turns a Ruby-like block into one statically typed nested value,
+//! [`brute_agent!`] turns a block of `use` lines into one statically typed nested value,
 //! first `use` outermost. There is no dynamic dispatch between layers: each layer is a
 //! struct holding the next, and a turn is one monomorphised future.
 //!
@@ -249,7 +249,7 @@ pub use brute_macros::tool;
 /// ```
 pub use brute_macros::Middleware;
 
-/// Builds an agent from a Ruby-like block: `use` lines outermost first, then one `run`.
+/// Builds an agent from a block of `use` lines, outermost first, then one `run`.
 ///
 /// ```text
 /// brute_agent! {

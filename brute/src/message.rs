@@ -1,7 +1,7 @@
 //! Messages: what the conversation is made of, and how it is written to a session file.
 //!
-//! The serde form is the session format: one message per JSON line, exactly as the
-//! Ruby original wrote it, and loading is its inverse.
+//! The serde form is the session format: one message per JSON line, and loading is
+//! its exact inverse (a lossless round trip).
 //!
 //! ```
 //! use brute::{Message, Role};

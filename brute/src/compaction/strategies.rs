@@ -243,7 +243,7 @@ pub struct Summarize<M> {
     keep_recent: usize,
 }
 
-/// The name the seed gives `Summarize` in a list of compactors.
+/// Another name of `Summarize`, as it reads in a list of compactors (`Summary::new(model)`).
 pub type Summary<M> = Summarize<M>;
 
 impl<M> Summarize<M> {

@@ -466,8 +466,8 @@ impl Persist for Writer {
 /// Keeps the conversation in a JSONL session file: loads it on the way in, and makes
 /// every message of the turn durable as the turn runs.
 ///
-/// The format is [`Message`]'s serde form, one message per line, exactly as the Ruby
-/// original wrote it. What the middleware guarantees:
+/// The format is [`Message`]'s serde form, one message per line. What the middleware
+/// guarantees:
 ///
 /// - **Way in**: the file's messages are put before the turn's (after any leading
 ///   system message the caller prepared), so the turn continues the conversation.
