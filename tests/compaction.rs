@@ -524,3 +524,48 @@ async fn provider_reported_usage_takes_precedence_over_the_estimate() {
     );
     assert!(seen.iter().all(|&before| before > 8_000), "{seen:?}");
 }
+
+/// A message-count trigger under a large window used to fire and cut nothing (the
+/// target was half the window in tokens, far above the conversation): a trigger that
+/// fires now always compacts, to a fraction of the conversation.
+#[tokio::test]
+async fn a_message_trigger_compacts_even_far_under_the_window() {
+    let compactions = Arc::new(AtomicUsize::new(0));
+    let mut agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultCompactionPipeline { window: 200_000, trigger: Trigger::Messages(6) };
+        use FakeTools { output: 400 };
+        run tool_caller(12, 200_000, Arc::default());
+    };
+    let seen = compactions.clone();
+    agent.on(EventKind::Compacted, move |_env, _event| {
+        seen.fetch_add(1, Ordering::SeqCst);
+    });
+    let outcome = agent.start("go").await.unwrap();
+    assert!(compactions.load(Ordering::SeqCst) > 0, "never compacted");
+    assert!(
+        outcome.env.messages.len() < 25,
+        "{} messages",
+        outcome.env.messages.len()
+    );
+    is_well_paired(&outcome.env.messages).unwrap();
+}
+
+/// A summary longer than what it would replace is no compaction: the messages stay
+/// and nothing is reported as compacted by `Summarize`.
+#[tokio::test]
+async fn a_summary_that_would_grow_the_conversation_is_not_applied() {
+    let verbose = ScriptedModel::from_fn(|_env| Message::assistant("blah ".repeat(20_000)));
+    let mut messages = conversation(8, 40);
+    messages.push(Message::user("Keep going."));
+    let before = messages.clone();
+    let mut env = CompactionEnv::new(messages, 10, estimator());
+    Summarize::new(verbose)
+        .keep_recent(1)
+        .call(&mut env)
+        .await
+        .unwrap();
+    assert_eq!(env.messages, before);
+    assert!(env.removed.is_empty());
+    assert!(env.applied.is_empty());
+}

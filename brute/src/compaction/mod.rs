@@ -77,6 +77,11 @@ impl CompactionEnv {
         }
     }
 
+    /// The estimated tokens of each message, aligned with `messages`.
+    pub fn estimates(&self) -> &[usize] {
+        &self.estimates
+    }
+
     /// The estimated size of the conversation now.
     pub fn tokens(&self) -> usize {
         self.estimates.iter().sum()

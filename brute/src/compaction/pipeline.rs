@@ -71,7 +71,9 @@ pub struct DefaultCompactionPipeline<A, C, M> {
     window: usize,
     /// When to compact (default: at 80% of the window).
     trigger: Trigger,
-    /// The size to compact to, as a fraction of the window (default 0.5).
+    /// The size to compact to, as a fraction of the window (default 0.5); when the
+    /// trigger fires under that size (`Trigger::Messages`, or `Trigger::Tokens` below
+    /// it), as a fraction of the conversation's size.
     #[middleware(default = 0.5)]
     target: f64,
     /// A compactor of your own: a `pipeline!` over `CompactionEnv`, or a tuple of
@@ -95,6 +97,25 @@ impl<A, C, M> DefaultCompactionPipeline<A, C, M> {
 
     fn target_tokens(&self) -> usize {
         (self.window as f64 * self.target.clamp(0.0, 1.0)) as usize
+    }
+
+    /// The size to compact to when the trigger fired at `before` tokens: `target` of
+    /// the window, or, when the trigger fired below that (a message count, or a token
+    /// limit under the target), `target` of the conversation as it is, so that a
+    /// trigger that fires always compacts.
+    fn target_for(&self, before: usize) -> usize {
+        let target = self.target_tokens();
+        if before > target {
+            return target;
+        }
+        let relative = (before as f64 * self.target.clamp(0.0, 1.0)) as usize;
+        tracing::debug!(
+            brute.compaction.tokens_before = before,
+            brute.compaction.window_target = target,
+            brute.compaction.target = relative,
+            "the trigger fired under the window's target: compacting to a fraction of the conversation"
+        );
+        relative
     }
 }
 
@@ -185,7 +206,7 @@ where
                 "brute.compaction",
                 brute.layer = "DefaultCompactionPipeline",
                 brute.compaction.tokens_before = before,
-                brute.compaction.target = self.target_tokens(),
+                brute.compaction.target = self.target_for(before),
             );
             traced!(self.compact(env, before), span)?;
         }
@@ -226,8 +247,8 @@ where
             (estimates, self.estimator.clone())
         };
         let messages = env.messages.take_out();
-        let mut cenv =
-            CompactionEnv::with_estimates(messages, estimates, self.target_tokens(), estimator);
+        let target = self.target_for(before);
+        let mut cenv = CompactionEnv::with_estimates(messages, estimates, target, estimator);
         let result = self.compactor.compact(&self.summariser, &mut cenv).await;
         let after = cenv.tokens();
         let CompactionEnv {

@@ -314,12 +314,21 @@ impl<M: Model> Strategy for Summarize<M> {
                 .push(Message::user(transcript(&env.messages[range.clone()])));
             let summary = self.model.complete(&request).await?.message.content;
             let count = range.len();
-            env.splice(
-                range,
-                Some(Message::user(format!(
-                    "[Summary of {count} earlier messages]\n{summary}"
-                ))),
-            );
+            let summary =
+                Message::user(format!("[Summary of {count} earlier messages]\n{summary}"));
+            // A summary no smaller than what it replaces is no compaction: keep the
+            // messages, and say why nothing was cut.
+            let replaced: usize = env.estimates()[range.clone()].iter().sum();
+            let size = env.estimator().estimate(&summary);
+            if size >= replaced {
+                tracing::warn!(
+                    brute.compaction.replaced_tokens = replaced,
+                    brute.compaction.summary_tokens = size,
+                    "Summarize: the summary is not smaller than the {count} messages it would replace; kept them"
+                );
+                continue;
+            }
+            env.splice(range, Some(summary));
             env.applied(self.name());
         }
         Ok(())
