@@ -60,16 +60,33 @@ impl ToolError {
         ToolError::Failed(message.into())
     }
 
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<String>,
-        source: std::io::Error,
-    ) -> Self {
+    /// A failed file operation on `path` (quoted up to [`MAX_QUOTE`] characters).
+    pub(crate) fn io(action: &'static str, path: &str, source: std::io::Error) -> Self {
         ToolError::Io {
             action,
-            path: path.into(),
+            path: quoted(path),
             source,
         }
+    }
+}
+
+/// Characters of an argument quoted in an error message at most: a model that sends a
+/// 10 MB path gets an error of a few hundred bytes, not 10 MB.
+pub const MAX_QUOTE: usize = 200;
+
+/// `raw` as an error message quotes it: whole when it is short, otherwise its first
+/// [`MAX_QUOTE`] characters and how long it was.
+///
+/// ```
+/// let long = "x".repeat(10_000_000);
+/// let quoted = brute::tools::quoted(&long);
+/// assert!(quoted.len() < 300 && quoted.ends_with("(10000000 bytes in all)"));
+/// assert_eq!(brute::tools::quoted("src/main.rs"), "src/main.rs");
+/// ```
+pub fn quoted(raw: &str) -> String {
+    match raw.char_indices().nth(MAX_QUOTE) {
+        None => raw.to_string(),
+        Some((end, _)) => format!("{}... ({} bytes in all)", &raw[..end], raw.len()),
     }
 }
 

@@ -48,10 +48,14 @@
 mod builtin;
 mod context;
 mod error;
+mod locks;
+mod network;
 mod pipeline;
 mod sandbox;
+mod secrets;
 mod set;
 mod truncate;
+mod undo;
 
 use std::future::Future;
 
@@ -60,25 +64,28 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use builtin::{
-    AllTools, Delegate, DelegateArgs, FsSearch, FsSearchArgs, Patch, PatchArgs, Question,
-    QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools, Remove, RemoveArgs,
-    Shell, ShellArgs, TodoItem, TodoRead, TodoReadArgs, TodoStatus, TodoWrite, TodoWriteArgs,
-    Tools, Undo, UndoArgs, Write, WriteArgs,
+    AllTools, Answers, Delegate, DelegateArgs, FsSearch, FsSearchArgs, Patch, PatchArgs, Question,
+    QuestionHandler, QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools,
+    Remove, RemoveArgs, SharedModel, Shell, ShellArgs, TodoCall, TodoItem, TodoReadArgs,
+    TodoStatus, TodoWriteArgs, Todos, Tools, Undo, UndoArgs, Write, WriteArgs,
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
-pub use context::{
-    Answers, Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler,
-    Redactions, RootDir, SharedModel, SnapshotStore, Timeouts, ToolContext,
-};
-pub use error::{PathError, ToolError};
+pub use context::ToolContext;
+pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
+pub use network::NetworkPolicy;
 pub use pipeline::{
-    DefaultToolPipeline, DefaultToolPipelineOptions, Execute, Snapshot, SnapshotOptions,
-    StandardCallPipeline, ToolCallEnv, Validate, ValidateOptions, standard_call_pipeline,
+    Approval, Decision, DefaultToolPipeline, DefaultToolPipelineOptions, Execute, Snapshot,
+    SnapshotOptions, StandardCallPipeline, Timeouts, ToolCallEnv, ToolSnapshot, ToolValidation,
+    Validate, ValidateOptions, standard_call_pipeline,
 };
-pub use sandbox::Sandbox;
-pub use set::{BoxFuture, DynTool, Prepared, Registry, ToolSet, prepare};
-pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation, truncate};
+pub use sandbox::{RootDir, Sandbox};
+pub use secrets::{Redactions, Secrets};
+pub use set::{
+    Bound, BoxFuture, DynCall, DynTool, NoCall, PreparedCall, Registry, ToolSet, calls, prepare,
+};
+pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, OutputDir, Truncation, truncate};
+pub use undo::SnapshotStore;
 /// The crates tool arguments derive from, re-exported so that a hand-written tool needs
 /// no dependency of its own: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
 /// `#[serde(crate = "brute::tools::serde")]` and `#[schemars(crate = "brute::tools::schemars")]`.
