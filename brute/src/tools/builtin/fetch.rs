@@ -148,7 +148,7 @@ impl Tool for Fetch {
             ToolError::failed(format!(
                 "fetch {} failed: {}",
                 quoted(&args.url),
-                quoted(&describe(&e))
+                describe(&e.without_url())
             ))
         })?;
         let status = response.status();
@@ -164,7 +164,7 @@ impl Tool for Fetch {
             ToolError::failed(format!(
                 "reading {} failed: {}",
                 quoted(&args.url),
-                quoted(&describe(&e))
+                describe(&e.without_url())
             ))
         })? {
             let room = policy.max_bytes - body.len();
