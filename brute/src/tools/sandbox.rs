@@ -34,6 +34,10 @@ use cap_std::fs::{Dir, OpenOptions};
 
 use super::error::{PathError, quoted};
 
+/// Paths longer than this are refused before any file system call (Linux's
+/// `PATH_MAX`).
+const MAX_PATH: usize = 4096;
+
 /// A root directory that filesystem tools cannot leave.
 ///
 /// [`Sandbox::resolve`] accepts a path relative to the root, or an absolute path inside
@@ -78,6 +82,15 @@ impl Sandbox {
     pub fn resolve(&self, raw: &str) -> Result<PathBuf, PathError> {
         if raw.trim().is_empty() {
             return Err(PathError::Empty);
+        }
+        if raw.len() > MAX_PATH {
+            return Err(PathError::Unresolvable {
+                path: quoted(raw),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("the path is longer than {MAX_PATH} bytes"),
+                ),
+            });
         }
         if raw.contains('\0') {
             return Err(PathError::Unresolvable {
@@ -338,6 +351,12 @@ mod tests {
             sandbox.resolve("a\0b"),
             Err(PathError::Unresolvable { .. })
         ));
+        let long = "a/".repeat(5_000);
+        let err = sandbox.resolve(&long).unwrap_err().to_string();
+        assert!(
+            err.len() < 400 && err.contains("longer than 4096 bytes"),
+            "{err}"
+        );
         std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
         let err = sandbox.resolve("out/secret").unwrap_err();
         assert!(matches!(err, PathError::SymlinkEscape { .. }), "{err}");
