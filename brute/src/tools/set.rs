@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::context::ToolContext;
 use super::error::{ToolError, quoted};
+use super::tool::{Tool, ToolOutput};
 use super::truncate::Truncation;
-use super::{Tool, ToolOutput};
 use crate::message::ToolCall;
 use crate::tool::ToolSpec;
 
