@@ -373,9 +373,19 @@ async fn huge_arguments_give_small_error_results() {
             "fetch",
             json!({ "url": format!("http://{long_host}.example/") }),
         ),
+        ToolCall::new(
+            "7",
+            "read",
+            json!({ "file_path": "a", "start_line": long_name }),
+        ),
+        ToolCall::new(
+            "8",
+            "patch",
+            json!({ "file_path": huge, "old_string": "a", "new_string": "b" }),
+        ),
     ];
     let results = turn(dir.path(), calls).await;
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 8);
     for (i, result) in results.iter().enumerate() {
         assert!(
             result.starts_with("Error: tool `"),
@@ -390,6 +400,8 @@ async fn huge_arguments_give_small_error_results() {
         );
     }
     assert!(results[0].contains("bytes in all)"), "{}", results[0]);
+    // serde's own message keeps its end, saying what was expected.
+    assert!(results[6].contains("expected usize"), "{}", results[6]);
 }
 
 // ------------------------------------------------------------ shell

@@ -74,32 +74,38 @@ impl ToolError {
 /// 10 MB path gets an error of a few hundred bytes, not 10 MB.
 pub const MAX_QUOTE: usize = 200;
 
-/// `raw` as an error message quotes it: whole when it is short, otherwise its first
-/// [`MAX_QUOTE`] characters and how long it was.
+/// `raw` as an error message quotes it: whole when it is at most [`MAX_QUOTE`]
+/// characters, otherwise its start and its end (where a file name or serde's
+/// "expected .." is) around how long it was.
 ///
 /// ```
-/// let long = "x".repeat(10_000_000);
+/// let long = "x".repeat(10_000_000) + ", expected usize";
 /// let quoted = brute::tools::quoted(&long);
-/// assert!(quoted.len() < 300 && quoted.ends_with("(10000000 bytes in all)"));
+/// assert!(quoted.len() < 300, "{}", quoted.len());
+/// assert!(quoted.contains("(10000016 bytes in all)") && quoted.ends_with(", expected usize"));
 /// assert_eq!(brute::tools::quoted("src/main.rs"), "src/main.rs");
 /// ```
 pub fn quoted(raw: &str) -> String {
-    match raw.char_indices().nth(MAX_QUOTE) {
-        None => raw.to_string(),
-        Some((end, _)) => format!("{}... ({} bytes in all)", &raw[..end], raw.len()),
+    const TAIL: usize = MAX_QUOTE / 4;
+    if raw.char_indices().nth(MAX_QUOTE).is_none() {
+        return raw.to_string();
     }
-}
-
-impl From<String> for ToolError {
-    fn from(message: String) -> Self {
-        ToolError::Failed(message)
-    }
-}
-
-impl From<&str> for ToolError {
-    fn from(message: &str) -> Self {
-        ToolError::Failed(message.to_string())
-    }
+    let head_end = raw
+        .char_indices()
+        .nth(MAX_QUOTE - TAIL)
+        .map_or(raw.len(), |(i, _)| i);
+    let tail_start = raw
+        .char_indices()
+        .rev()
+        .nth(TAIL - 1)
+        .map_or(0, |(i, _)| i)
+        .max(head_end);
+    format!(
+        "{} ... ({} bytes in all) ... {}",
+        &raw[..head_end],
+        raw.len(),
+        &raw[tail_start..]
+    )
 }
 
 /// Why a path given to a filesystem tool was refused.

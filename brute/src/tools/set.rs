@@ -91,7 +91,8 @@ pub(crate) fn parse_args<A: DeserializeOwned>(arguments: &Value) -> Result<A, To
     };
     serde_path_to_error::deserialize(value).map_err(|err| {
         let field = quoted(&err.path().to_string());
-        let inner = err.into_inner().to_string();
+        // serde quotes the values it refuses ("invalid type: string \"..\""): bounded.
+        let inner = quoted(&err.into_inner().to_string());
         let problem = if field == "." {
             inner
         } else {
