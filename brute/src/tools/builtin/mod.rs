@@ -29,8 +29,9 @@ pub use todo::{TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todo
 /// ```
 /// use brute::tools::{Tools, ToolSet};
 ///
+/// let all = Tools::ALL;
 /// let mut names = Vec::new();
-/// Tools::ALL.names(&mut names);
+/// all.names(&mut names);
 /// assert!(names.contains(&"read") && names.contains(&"shell") && names.contains(&"delegate"));
 /// ```
 #[derive(Clone, Copy, Debug)]
