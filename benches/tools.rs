@@ -12,7 +12,7 @@
 use std::hint::black_box;
 
 use brute::tools::{
-    Registry, ToolCallEnv, ToolContext, ToolError, ToolSet, standard_call_pipeline,
+    PreparedCall, Registry, ToolCallEnv, ToolContext, ToolError, ToolSet, standard_call_pipeline,
 };
 use brute::{
     DefaultToolPipeline, Env, Handler, Loop, Message, Model, Role, ScriptedModel, ToolCall,
@@ -107,7 +107,7 @@ async fn hand_written(model: &ScriptedModel, cx: &ToolContext) -> Env {
         }
         for call in calls {
             let prepared = T1.prepare(&call).unwrap().unwrap();
-            let out = T1.run(&call.name, prepared, cx).await.unwrap().unwrap();
+            let out = prepared.run(cx).await.unwrap();
             env.messages
                 .push(Message::tool_result(call.id, out.content));
         }

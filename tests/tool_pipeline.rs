@@ -560,8 +560,10 @@ async fn a_full_stack_with_every_builtin_tool_runs_a_tool_turn() {
 }
 
 /// A stage of one's own in the per-call pipeline: records every call that reaches it
-/// and refuses `fail` calls.
+/// and refuses `fail` calls. It reads checked calls only, so it declares that it sits
+/// inside `Validate` (placing it above is a compile error).
 #[derive(brute::Middleware)]
+#[middleware(inside = brute::tools::ToolValidation)]
 struct Audit<A> {
     app: A,
     seen: Arc<Mutex<Vec<String>>>,

@@ -2,7 +2,9 @@
 //! argument validation.
 #![allow(clippy::unwrap_used)]
 
-use brute::tools::{Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet, prepare};
+use brute::tools::{
+    PreparedCall, Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet, prepare,
+};
 use brute::{Tool, ToolCall, ToolSpec, tool};
 use serde_json::json;
 
@@ -54,10 +56,9 @@ async fn run(
     args: serde_json::Value,
 ) -> Result<ToolOutput, ToolError> {
     let call = ToolCall::new("c", name, args);
+    // One lookup: the prepared call holds the tool and runs it.
     let prepared = set.prepare(&call).expect("the tool is in the set")?;
-    set.run(name, prepared, cx)
-        .await
-        .expect("the tool is in the set")
+    prepared.run(cx).await
 }
 
 #[test]

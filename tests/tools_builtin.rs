@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use brute::tools::{
-    DelegateModel, NetworkPolicy, QuestionHandler, ToolCallEnv, ToolContext, standard_call_pipeline,
+    Delegate, NetworkPolicy, Question, QuestionHandler, ToolCallEnv, ToolContext, ToolSet,
+    standard_call_pipeline,
 };
 use brute::{
     DefaultToolPipeline, Handler, Loop, Message, Role, ScriptedModel, ToolCall, Tools, brute_agent,
@@ -30,7 +31,17 @@ fn root(cx: &ToolContext) -> &Path {
 
 async fn run(cx: &ToolContext, name: &str, args: Value) -> Result<String, String> {
     let tools = Tools::ALL;
-    let mut env = ToolCallEnv::new(ToolCall::new("c1", name, args), &tools, cx);
+    run_in(&tools, cx, name, args).await
+}
+
+/// Runs one call of a tool in `tools` through the standard per-call pipeline.
+async fn run_in(
+    tools: &impl ToolSet,
+    cx: &ToolContext,
+    name: &str,
+    args: Value,
+) -> Result<String, String> {
+    let mut env = ToolCallEnv::new(ToolCall::new("c1", name, args), tools, cx);
     standard_call_pipeline().call(&mut env).await.unwrap();
     match env.result.unwrap() {
         Ok(output) => Ok(output.content),
@@ -608,21 +619,30 @@ async fn cancelling_the_turn_kills_running_commands() {
 #[tokio::test]
 async fn todos_are_written_and_read_back() {
     let (_dir, cx) = setup();
+    // The list is kept by the tool set: one set, one list.
+    let tools = Tools::ALL;
     assert_eq!(
-        run(&cx, "todo_read", json!({})).await.unwrap(),
+        run_in(&tools, &cx, "todo_read", json!({})).await.unwrap(),
         r#"{"todos":[]}"#
     );
     let todos = json!([
         {"id": "1", "content": "write tests", "status": "in_progress"},
         {"id": "2", "content": "ship", "status": "pending"}
     ]);
-    let out = run(&cx, "todo_write", json!({"todos": todos}))
+    let out = run_in(&tools, &cx, "todo_write", json!({"todos": todos}))
         .await
         .unwrap();
     assert_eq!(out, r#"{"count":2,"success":true}"#);
     let back: Value =
-        serde_json::from_str(&run(&cx, "todo_read", Value::Null).await.unwrap()).unwrap();
+        serde_json::from_str(&run_in(&tools, &cx, "todo_read", Value::Null).await.unwrap())
+            .unwrap();
     assert_eq!(back["todos"], todos);
+    assert_eq!(tools.8.items().len(), 2);
+    // Another set has its own list.
+    assert_eq!(
+        run(&cx, "todo_read", json!({})).await.unwrap(),
+        r#"{"todos":[]}"#
+    );
     let err = run(
         &cx,
         "todo_write",
@@ -646,23 +666,28 @@ async fn question_needs_a_handler() {
     let err = run(&cx, "question", args.clone()).await.unwrap_err();
     assert!(err.contains("not interactive"), "{err}");
 
-    let cx = ToolContext::new(dir.path().join("root"))
-        .unwrap()
-        .with_questions(QuestionHandler::new(|questions| async move {
-            assert_eq!(questions.questions[0].question, "Which language?");
-            Ok(vec![vec![questions.questions[0].options[0].label.clone()]])
-        }));
+    drop(dir);
+    // The handler is configured on the tool.
+    let question = Question::new(QuestionHandler::new(|questions| async move {
+        assert_eq!(questions.questions[0].question, "Which language?");
+        Ok(vec![vec![questions.questions[0].options[0].label.clone()]])
+    }));
     assert_eq!(
-        run(&cx, "question", args).await.unwrap(),
+        run_in(&question, &cx, "question", args).await.unwrap(),
         "User answered: \"Lang\" = Rust"
     );
-    let err = run(&cx, "question", json!({"questions": []}))
+    let err = run_in(&question, &cx, "question", json!({"questions": []}))
         .await
         .unwrap_err();
     assert!(err.contains("`questions` is empty"), "{err}");
-    let err = run(&cx, "question", json!({"questions": [{"question": "q"}]}))
-        .await
-        .unwrap_err();
+    let err = run_in(
+        &question,
+        &cx,
+        "question",
+        json!({"questions": [{"question": "q"}]}),
+    )
+    .await
+    .unwrap_err();
     assert!(
         err.contains("questions[0]") && err.contains("missing field `header`"),
         "{err}"
@@ -704,7 +729,10 @@ async fn questions_of_concurrent_calls_are_asked_one_at_a_time() {
         ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
     let agent = brute_agent! {
         use Loop::ToolResult;
-        use DefaultToolPipeline { tools: Tools::ALL, root: dir.path(), questions: handler };
+        use DefaultToolPipeline {
+            tools: Tools::all_with(Question::new(handler), Delegate::NONE),
+            root: dir.path(),
+        };
         run model;
     };
     let outcome = agent.start("go").await.unwrap();
@@ -758,12 +786,16 @@ async fn delegate_runs_a_read_only_sub_agent() {
             }
         }
     });
-    let cx = ToolContext::new(root(&cx))
-        .unwrap()
-        .with_delegate(DelegateModel::new(sub));
-    let out = run(&cx, "delegate", json!({"task": "What is the answer?"}))
-        .await
-        .unwrap();
+    // The model is configured on the tool.
+    let delegate = Delegate::new(sub);
+    let out = run_in(
+        &delegate,
+        &cx,
+        "delegate",
+        json!({"task": "What is the answer?"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(out, "Report: 1\tThe answer is 42.");
 
     // The sub-agent's own limit stops a model that never answers.
@@ -777,10 +809,10 @@ async fn delegate_runs_a_read_only_sub_agent() {
             )],
         )
     });
-    let cx = ToolContext::new(root(&cx))
-        .unwrap()
-        .with_delegate(DelegateModel::new(stubborn).max_iterations(3));
-    let out = run(&cx, "delegate", json!({"task": "loop"})).await.unwrap();
+    let delegate = Delegate::new(stubborn).max_iterations(3);
+    let out = run_in(&delegate, &cx, "delegate", json!({"task": "loop"}))
+        .await
+        .unwrap();
     assert_eq!(out, "(sub-agent completed but produced no text response)");
 }
 
@@ -879,10 +911,7 @@ async fn fetch_refuses_other_schemes_and_private_addresses_by_default() {
     let err = run(&cx, "fetch", json!({"url": format!("http://{addr}/hello")}))
         .await
         .unwrap_err();
-    assert!(
-        err.contains("127.0.0.1 is a private, loopback or link-local address"),
-        "{err}"
-    );
+    assert!(err.contains("127.0.0.1 is a loopback address"), "{err}");
     let err = run(
         &cx,
         "fetch",
@@ -891,7 +920,8 @@ async fn fetch_refuses_other_schemes_and_private_addresses_by_default() {
     .await
     .unwrap_err();
     assert!(
-        err.contains("resolves only to private, loopback or link-local addresses"),
+        err.contains("resolves only to special-purpose addresses")
+            && err.contains("loopback address"),
         "{err}"
     );
     let err = run(
@@ -901,7 +931,23 @@ async fn fetch_refuses_other_schemes_and_private_addresses_by_default() {
     )
     .await
     .unwrap_err();
-    assert!(err.contains("169.254.169.254 is a private"), "{err}");
+    assert!(err.contains("169.254.169.254 is a link-local"), "{err}");
+    // The IPv6 forms of the metadata address and of loopback.
+    for (url, range) in [
+        (
+            "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",
+            "link-local (NAT64)",
+        ),
+        ("http://[::127.0.0.1]/", "IPv4-compatible (deprecated)"),
+        ("http://[2002:7f00:1::]/", "loopback (6to4)"),
+        (
+            "http://[::ffff:169.254.169.254]/",
+            "link-local (IPv4-mapped)",
+        ),
+    ] {
+        let err = run(&cx, "fetch", json!({ "url": url })).await.unwrap_err();
+        assert!(err.contains(range), "{url}: {err}");
+    }
     let err = run(&cx, "fetch", json!({"url": "file:///etc/passwd"}))
         .await
         .unwrap_err();

@@ -60,29 +60,52 @@ impl ToolError {
         ToolError::Failed(message.into())
     }
 
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<String>,
-        source: std::io::Error,
-    ) -> Self {
+    /// A failed file operation on `path` (quoted up to [`MAX_QUOTE`] characters).
+    pub(crate) fn io(action: &'static str, path: &str, source: std::io::Error) -> Self {
         ToolError::Io {
             action,
-            path: path.into(),
+            path: quoted(path),
             source,
         }
     }
 }
 
-impl From<String> for ToolError {
-    fn from(message: String) -> Self {
-        ToolError::Failed(message)
-    }
-}
+/// Characters of an argument quoted in an error message at most: a model that sends a
+/// 10 MB path gets an error of a few hundred bytes, not 10 MB.
+pub const MAX_QUOTE: usize = 200;
 
-impl From<&str> for ToolError {
-    fn from(message: &str) -> Self {
-        ToolError::Failed(message.to_string())
+/// `raw` as an error message quotes it: whole when it is at most [`MAX_QUOTE`]
+/// characters, otherwise its start and its end (where a file name or serde's
+/// "expected .." is) around how long it was.
+///
+/// ```
+/// let long = "x".repeat(10_000_000) + ", expected usize";
+/// let quoted = brute::tools::quoted(&long);
+/// assert!(quoted.len() < 300, "{}", quoted.len());
+/// assert!(quoted.contains("(10000016 bytes in all)") && quoted.ends_with(", expected usize"));
+/// assert_eq!(brute::tools::quoted("src/main.rs"), "src/main.rs");
+/// ```
+pub fn quoted(raw: &str) -> String {
+    const TAIL: usize = MAX_QUOTE / 4;
+    if raw.char_indices().nth(MAX_QUOTE).is_none() {
+        return raw.to_string();
     }
+    let head_end = raw
+        .char_indices()
+        .nth(MAX_QUOTE - TAIL)
+        .map_or(raw.len(), |(i, _)| i);
+    let tail_start = raw
+        .char_indices()
+        .rev()
+        .nth(TAIL - 1)
+        .map_or(0, |(i, _)| i)
+        .max(head_end);
+    format!(
+        "{} ... ({} bytes in all) ... {}",
+        &raw[..head_end],
+        raw.len(),
+        &raw[tail_start..]
+    )
 }
 
 /// Why a path given to a filesystem tool was refused.

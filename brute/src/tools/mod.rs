@@ -13,7 +13,26 @@
 //!   [`pipeline!`](crate::pipeline!) and replaceable through the `pipeline` option),
 //!   concurrently and in call order, turning every failure into a tool result the
 //!   model sees.
-//! - [`Tools::ALL`] are the built-in tools, confined to a root directory.
+//! - [`Tools::ALL`] are the built-in tools, confined to a root directory. A tool's
+//!   own configuration lives on the tool: [`Question::new`] takes the question
+//!   handler, [`Delegate::new`] the sub-agent's model, and [`Todos`] keeps its list.
+//!
+//! Where each concern lives (one job per file):
+//!
+//! | file | what |
+//! |---|---|
+//! | `tool.rs` | the [`Tool`] trait, [`ToolOutput`], [`schema_for`] |
+//! | `set.rs` | [`ToolSet`] (tuples, [`tools!`](crate::tools!), [`Registry`]) and [`PreparedCall`]: a call looked up once, bound to its tool |
+//! | `context.rs` | [`ToolContext`]: what every tool shares, composed of the five below |
+//! | `sandbox.rs` | confinement: [`Sandbox`], [`RootDir`] |
+//! | `undo.rs` | the undo history: [`SnapshotStore`] |
+//! | `locks.rs` | per-file locks |
+//! | `network.rs` | [`NetworkPolicy`] and the special-purpose address table |
+//! | `secrets.rs` | [`Secrets`], [`Redactions`] |
+//! | `truncate.rs` | cutting long outputs, [`OutputDir`] |
+//! | `error.rs` | [`ToolError`], [`PathError`], bounded quoting of arguments |
+//! | `pipeline/` | [`DefaultToolPipeline`]; `stages.rs`: the per-call env and stages; `approval.rs`: [`Approval`], [`Timeouts`] |
+//! | `builtin/` | the built-in tools |
 //!
 //! ```
 //! use brute::tools::{ToolContext, ToolError};
@@ -48,172 +67,41 @@
 mod builtin;
 mod context;
 mod error;
+mod locks;
+mod network;
 mod pipeline;
 mod sandbox;
+mod secrets;
 mod set;
+mod tool;
 mod truncate;
-
-use std::future::Future;
-
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+mod undo;
 
 pub use builtin::{
-    AllTools, Delegate, DelegateArgs, FsSearch, FsSearchArgs, Patch, PatchArgs, Question,
-    QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools, Remove, RemoveArgs,
-    Shell, ShellArgs, TodoItem, TodoRead, TodoReadArgs, TodoStatus, TodoWrite, TodoWriteArgs,
-    Tools, Undo, UndoArgs, Write, WriteArgs,
+    AllTools, Answers, Delegate, DelegateArgs, FsSearch, FsSearchArgs, Patch, PatchArgs, Question,
+    QuestionHandler, QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools,
+    Remove, RemoveArgs, SharedModel, Shell, ShellArgs, TodoCall, TodoItem, TodoReadArgs,
+    TodoStatus, TodoWriteArgs, Todos, Tools, Undo, UndoArgs, Write, WriteArgs,
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
-pub use context::{
-    Answers, Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler,
-    Redactions, RootDir, SharedModel, SnapshotStore, Timeouts, ToolContext,
-};
-pub use error::{PathError, ToolError};
+pub use context::ToolContext;
+pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
+pub use network::NetworkPolicy;
 pub use pipeline::{
-    DefaultToolPipeline, DefaultToolPipelineOptions, Execute, Snapshot, SnapshotOptions,
-    StandardCallPipeline, ToolCallEnv, Validate, ValidateOptions, standard_call_pipeline,
+    Approval, Decision, DefaultToolPipeline, DefaultToolPipelineOptions, Execute, Snapshot,
+    SnapshotOptions, StandardCallPipeline, Timeouts, ToolCallEnv, ToolSnapshot, ToolValidation,
+    Validate, ValidateOptions, standard_call_pipeline,
 };
-pub use sandbox::Sandbox;
-pub use set::{BoxFuture, DynTool, Prepared, Registry, ToolSet, prepare};
-pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation, truncate};
+pub use sandbox::{RootDir, Sandbox};
+pub use secrets::{Redactions, Secrets};
+pub use set::{
+    Bound, BoxFuture, DynCall, DynTool, NoCall, PreparedCall, Registry, ToolSet, calls, prepare,
+};
+pub use tool::{Tool, ToolOutput, schema_for};
+pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, OutputDir, Truncation, truncate};
+pub use undo::SnapshotStore;
 /// The crates tool arguments derive from, re-exported so that a hand-written tool needs
 /// no dependency of its own: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
 /// `#[serde(crate = "brute::tools::serde")]` and `#[schemars(crate = "brute::tools::schemars")]`.
 pub use {schemars, serde};
-
-/// What a tool returns to the model: text (JSON values are written compactly).
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct ToolOutput {
-    /// The text the model sees.
-    pub content: String,
-}
-
-impl ToolOutput {
-    /// An output with the given text.
-    pub fn text(content: impl Into<String>) -> Self {
-        ToolOutput {
-            content: content.into(),
-        }
-    }
-}
-
-impl From<String> for ToolOutput {
-    fn from(content: String) -> Self {
-        ToolOutput { content }
-    }
-}
-
-impl From<&str> for ToolOutput {
-    fn from(content: &str) -> Self {
-        ToolOutput::text(content)
-    }
-}
-
-impl From<Value> for ToolOutput {
-    fn from(value: Value) -> Self {
-        match value {
-            Value::String(s) => ToolOutput { content: s },
-            other => ToolOutput {
-                content: other.to_string(),
-            },
-        }
-    }
-}
-
-/// A tool the model can call.
-///
-/// Most tools are written with [`#[tool]`](crate::tool) on an async fn; implement the
-/// trait by hand when a tool holds configuration or mutates files (then
-/// [`Tool::mutates`] names the file so that calls on it are serialised and
-/// snapshotted for `undo`).
-///
-/// ```
-/// use brute::tools::{Tool, ToolContext, ToolError, ToolOutput};
-/// use brute::tools::{schemars, serde};
-///
-/// /// Arguments of `greet`.
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// #[serde(crate = "brute::tools::serde")]
-/// #[schemars(crate = "brute::tools::schemars")]
-/// pub struct GreetArgs {
-///     /// Whom to greet.
-///     pub name: String,
-/// }
-///
-/// /// Greets someone, with a configurable greeting.
-/// pub struct Greet {
-///     pub greeting: String,
-/// }
-///
-/// impl Tool for Greet {
-///     type Args = GreetArgs;
-///     fn name(&self) -> &str { "greet" }
-///     fn description(&self) -> &str { "Greets someone by name." }
-///     async fn call(&self, args: GreetArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-///         Ok(format!("{}, {}!", self.greeting, args.name).into())
-///     }
-/// }
-/// ```
-pub trait Tool: Send + Sync + 'static {
-    /// The arguments, deserialised from the model's JSON; their JSON Schema is what
-    /// the model is shown.
-    type Args: DeserializeOwned + JsonSchema + Send + 'static;
-
-    /// The name the model calls the tool by.
-    fn name(&self) -> &str;
-
-    /// What the tool does, for the model.
-    fn description(&self) -> &str;
-
-    /// Runs the tool.
-    fn call(
-        &self,
-        args: Self::Args,
-        cx: &ToolContext,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
-
-    /// The file (relative to the root, as the model wrote it) that this call changes.
-    /// Calls changing the same file run one after the other, and the file's prior
-    /// state is recorded for `undo` when [`Tool::snapshots`] is true.
-    fn mutates<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
-        None
-    }
-
-    /// Whether the prior state of [`Tool::mutates`]'s file is recorded for `undo`.
-    fn snapshots(&self) -> bool {
-        true
-    }
-
-    /// Which end of a long output is kept.
-    fn truncation(&self) -> Truncation {
-        Truncation::Head
-    }
-
-    /// The JSON Schema of the arguments. Computed once, when a pipeline is built.
-    fn parameters(&self) -> Value {
-        schema_for::<Self::Args>()
-    }
-}
-
-/// The JSON Schema of `T` as tools advertise it: draft-07 with subschemas inlined, and
-/// without the `$schema` and `title` keys that model APIs do not want.
-pub fn schema_for<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft07()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .into_generator();
-    let mut value: Value = generator.into_root_schema_for::<T>().into();
-    if let Some(map) = value.as_object_mut() {
-        map.remove("title");
-        map.remove("$schema");
-        if !map.contains_key("properties") && map.get("type") == Some(&Value::from("object")) {
-            map.insert("properties".into(), Value::Object(Default::default()));
-        }
-    }
-    value
-}

@@ -1,44 +1,81 @@
-//! Tool sets: static (a tool, tuples, `tools![..]`) and dynamic ([`Registry`]).
+//! Tool sets: static (a tool, tuples, `tools![..]`) and dynamic ([`Registry`]), and
+//! the prepared calls they dispatch to in one lookup.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::ToolContext;
-use super::error::ToolError;
+use super::error::{ToolError, quoted};
+use super::tool::{Tool, ToolOutput};
 use super::truncate::Truncation;
-use super::{Tool, ToolOutput};
 use crate::message::ToolCall;
 use crate::tool::ToolSpec;
 
-/// A call whose arguments were checked and deserialised, ready to run.
-pub struct Prepared {
-    args: Box<dyn Any + Send>,
-    /// The file the call changes, as the model wrote it.
-    pub mutates: Option<String>,
+/// A tool call whose arguments were checked, bound to the tool that runs it: what
+/// [`ToolSet::prepare`] returns. Running it needs no second lookup by name.
+pub trait PreparedCall: Send {
+    /// The file (relative to the root, as the model wrote it) that this call changes.
+    fn mutates(&self) -> Option<&str>;
+
     /// Whether that file's prior state is recorded for `undo`.
-    pub snapshots: bool,
+    fn snapshots(&self) -> bool;
+
     /// Which end of a long output is kept.
-    pub truncation: Truncation,
+    fn truncation(&self) -> Truncation;
+
+    /// Runs the call.
+    fn run(self, cx: &ToolContext) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 }
 
-impl fmt::Debug for Prepared {
+/// A call of the tool `T` with its typed arguments.
+pub struct Bound<'s, T: Tool> {
+    tool: &'s T,
+    args: T::Args,
+}
+
+impl<T: Tool> fmt::Debug for Bound<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Prepared")
-            .field("mutates", &self.mutates)
-            .field("snapshots", &self.snapshots)
-            .field("truncation", &self.truncation)
+        f.debug_struct("Bound")
+            .field("tool", &self.tool.name())
             .finish_non_exhaustive()
     }
 }
 
-/// Checks `arguments` against `T`'s argument type: the JSON string form is parsed
-/// first, `null` counts as `{}`, and a mismatch names the field and what was expected.
-pub fn prepare<T: Tool>(tool: &T, arguments: &Value) -> Result<Prepared, ToolError> {
+impl<T: Tool> PreparedCall for Bound<'_, T> {
+    fn mutates(&self) -> Option<&str> {
+        self.tool.mutates(&self.args)
+    }
+
+    fn snapshots(&self) -> bool {
+        self.tool.snapshots()
+    }
+
+    fn truncation(&self) -> Truncation {
+        self.tool.truncation()
+    }
+
+    fn run(self, cx: &ToolContext) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
+        self.tool.call(self.args, cx)
+    }
+}
+
+/// Checks `arguments` against `tool`'s argument type and binds them to it: the JSON
+/// string form is parsed first, `null` counts as `{}`, and a mismatch names the field
+/// and what was expected.
+pub fn prepare<'s, T: Tool>(tool: &'s T, arguments: &Value) -> Result<Bound<'s, T>, ToolError> {
+    Ok(Bound {
+        tool,
+        args: parse_args(arguments)?,
+    })
+}
+
+/// The typed arguments in `arguments` (see [`prepare`]).
+pub(crate) fn parse_args<A: DeserializeOwned>(arguments: &Value) -> Result<A, ToolError> {
     let parsed;
     let value = match arguments {
         Value::String(text) => {
@@ -52,37 +89,17 @@ pub fn prepare<T: Tool>(tool: &T, arguments: &Value) -> Result<Prepared, ToolErr
         }
         other => other,
     };
-    let args: T::Args = serde_path_to_error::deserialize(value).map_err(|err| {
-        let field = err.path().to_string();
-        let inner = err.into_inner().to_string();
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let field = quoted(&err.path().to_string());
+        // serde quotes the values it refuses ("invalid type: string \"..\""): bounded.
+        let inner = quoted(&err.into_inner().to_string());
         let problem = if field == "." {
             inner
         } else {
             format!("argument `{field}`: {inner}")
         };
         ToolError::InvalidArguments { field, problem }
-    })?;
-    Ok(Prepared {
-        mutates: tool.mutates(&args).map(str::to_string),
-        snapshots: tool.snapshots(),
-        truncation: tool.truncation(),
-        args: Box::new(args),
     })
-}
-
-/// Runs a prepared call of `tool`.
-pub(crate) async fn run<T: Tool>(
-    tool: &T,
-    prepared: Prepared,
-    cx: &ToolContext,
-) -> Result<ToolOutput, ToolError> {
-    match prepared.args.downcast::<T::Args>() {
-        Ok(args) => tool.call(*args, cx).await,
-        Err(_) => Err(ToolError::failed(format!(
-            "internal error: the prepared arguments are not those of `{}`",
-            tool.name()
-        ))),
-    }
 }
 
 /// A static collection of tools, dispatched by name without `dyn`.
@@ -91,6 +108,11 @@ pub(crate) async fn run<T: Tool>(
 /// [`tools!`](crate::tools!) lists of any length; [`Registry`] implements it for tools
 /// known at run time.
 pub trait ToolSet: Send + Sync {
+    /// A checked call of one of the set's tools, holding a reference to the tool.
+    type Call<'s>: PreparedCall
+    where
+        Self: 's;
+
     /// Appends the specs of the set's tools to `out` (computes their schemas).
     fn specs(&self, out: &mut Vec<ToolSpec>);
 
@@ -100,19 +122,14 @@ pub trait ToolSet: Send + Sync {
     /// Appends the names of the set's tools to `out`.
     fn names<'a>(&'a self, out: &mut Vec<&'a str>);
 
-    /// Checks the call's arguments, or `None` when the set has no such tool.
-    fn prepare(&self, call: &ToolCall) -> Option<Result<Prepared, ToolError>>;
-
-    /// Runs a prepared call of the tool `name`, or `None` when the set has no such tool.
-    fn run(
-        &self,
-        name: &str,
-        prepared: Prepared,
-        cx: &ToolContext,
-    ) -> impl Future<Output = Option<Result<ToolOutput, ToolError>>> + Send;
+    /// Finds the call's tool and checks its arguments, or `None` when the set has no
+    /// such tool. This is the only lookup by name: the result runs the call.
+    fn prepare<'s>(&'s self, call: &ToolCall) -> Option<Result<Self::Call<'s>, ToolError>>;
 }
 
 impl<T: Tool> ToolSet for T {
+    type Call<'s> = Bound<'s, T>;
+
     fn specs(&self, out: &mut Vec<ToolSpec>) {
         out.push(ToolSpec::new(
             self.name(),
@@ -129,24 +146,36 @@ impl<T: Tool> ToolSet for T {
         out.push(self.name());
     }
 
-    fn prepare(&self, call: &ToolCall) -> Option<Result<Prepared, ToolError>> {
+    fn prepare<'s>(&'s self, call: &ToolCall) -> Option<Result<Bound<'s, T>, ToolError>> {
         (call.name == self.name()).then(|| prepare(self, &call.arguments))
     }
+}
 
-    async fn run(
-        &self,
-        name: &str,
-        prepared: Prepared,
-        cx: &ToolContext,
-    ) -> Option<Result<ToolOutput, ToolError>> {
-        if name != self.name() {
-            return None;
-        }
-        Some(run(self, prepared, cx).await)
+/// The call of an empty set: there is none.
+#[derive(Debug)]
+pub enum NoCall {}
+
+impl PreparedCall for NoCall {
+    fn mutates(&self) -> Option<&str> {
+        match *self {}
+    }
+
+    fn snapshots(&self) -> bool {
+        match *self {}
+    }
+
+    fn truncation(&self) -> Truncation {
+        match *self {}
+    }
+
+    async fn run(self, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        match self {}
     }
 }
 
 impl ToolSet for () {
+    type Call<'s> = NoCall;
+
     fn specs(&self, _out: &mut Vec<ToolSpec>) {}
 
     fn contains(&self, _name: &str) -> bool {
@@ -155,69 +184,82 @@ impl ToolSet for () {
 
     fn names<'a>(&'a self, _out: &mut Vec<&'a str>) {}
 
-    fn prepare(&self, _call: &ToolCall) -> Option<Result<Prepared, ToolError>> {
-        None
-    }
-
-    async fn run(
-        &self,
-        _name: &str,
-        _prepared: Prepared,
-        _cx: &ToolContext,
-    ) -> Option<Result<ToolOutput, ToolError>> {
+    fn prepare(&self, _call: &ToolCall) -> Option<Result<NoCall, ToolError>> {
         None
     }
 }
 
-macro_rules! tuple_set {
-    ($($name:ident . $idx:tt),+) => {
-        impl<$($name: ToolSet),+> ToolSet for ($($name,)+) {
-            fn specs(&self, out: &mut Vec<ToolSpec>) {
-                $(self.$idx.specs(out);)+
+/// The calls of tuple sets: one variant per member.
+pub mod calls {
+    use super::*;
+
+    macro_rules! tuple_set {
+        ($call:ident; $($name:ident . $idx:tt),+) => {
+            /// A checked call of one member of a tuple set.
+            #[derive(Debug)]
+            pub enum $call<$($name),+> {
+                $(
+                    #[allow(missing_docs)]
+                    $name($name),
+                )+
             }
 
-            fn contains(&self, name: &str) -> bool {
-                $(self.$idx.contains(name))||+
+            impl<$($name: PreparedCall),+> PreparedCall for $call<$($name),+> {
+                fn mutates(&self) -> Option<&str> {
+                    match self { $($call::$name(c) => c.mutates(),)+ }
+                }
+
+                fn snapshots(&self) -> bool {
+                    match self { $($call::$name(c) => c.snapshots(),)+ }
+                }
+
+                fn truncation(&self) -> Truncation {
+                    match self { $($call::$name(c) => c.truncation(),)+ }
+                }
+
+                async fn run(self, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+                    match self { $($call::$name(c) => c.run(cx).await,)+ }
+                }
             }
 
-            fn names<'a>(&'a self, out: &mut Vec<&'a str>) {
-                $(self.$idx.names(out);)+
-            }
+            impl<$($name: ToolSet),+> ToolSet for ($($name,)+) {
+                type Call<'s> = $call<$($name::Call<'s>),+> where Self: 's;
 
-            fn prepare(&self, call: &ToolCall) -> Option<Result<Prepared, ToolError>> {
-                $(if let Some(prepared) = self.$idx.prepare(call) {
-                    return Some(prepared);
-                })+
-                None
-            }
+                fn specs(&self, out: &mut Vec<ToolSpec>) {
+                    $(self.$idx.specs(out);)+
+                }
 
-            async fn run(
-                &self,
-                name: &str,
-                prepared: Prepared,
-                cx: &ToolContext,
-            ) -> Option<Result<ToolOutput, ToolError>> {
-                $(if self.$idx.contains(name) {
-                    return self.$idx.run(name, prepared, cx).await;
-                })+
-                None
+                fn contains(&self, name: &str) -> bool {
+                    $(self.$idx.contains(name))||+
+                }
+
+                fn names<'a>(&'a self, out: &mut Vec<&'a str>) {
+                    $(self.$idx.names(out);)+
+                }
+
+                fn prepare<'s>(&'s self, call: &ToolCall) -> Option<Result<Self::Call<'s>, ToolError>> {
+                    $(if let Some(prepared) = self.$idx.prepare(call) {
+                        return Some(prepared.map($call::$name));
+                    })+
+                    None
+                }
             }
-        }
-    };
+        };
+    }
+
+    tuple_set!(Call1; A.0);
+    tuple_set!(Call2; A.0, B.1);
+    tuple_set!(Call3; A.0, B.1, C.2);
+    tuple_set!(Call4; A.0, B.1, C.2, D.3);
+    tuple_set!(Call5; A.0, B.1, C.2, D.3, E.4);
+    tuple_set!(Call6; A.0, B.1, C.2, D.3, E.4, F.5);
+    tuple_set!(Call7; A.0, B.1, C.2, D.3, E.4, F.5, G.6);
+    tuple_set!(Call8; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
+    tuple_set!(Call9; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8);
+    tuple_set!(Call10; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9);
+    tuple_set!(Call11; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10);
+    tuple_set!(Call12; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10, L.11);
 }
-
-tuple_set!(A.0);
-tuple_set!(A.0, B.1);
-tuple_set!(A.0, B.1, C.2);
-tuple_set!(A.0, B.1, C.2, D.3);
-tuple_set!(A.0, B.1, C.2, D.3, E.4);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10);
-tuple_set!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10, L.11);
 
 /// A boxed future, as [`DynTool`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -228,14 +270,72 @@ pub trait DynTool: Send + Sync {
     fn dyn_name(&self) -> &str;
     /// The tool's spec (computes its schema).
     fn dyn_spec(&self) -> ToolSpec;
-    /// Checks arguments.
-    fn dyn_prepare(&self, arguments: &Value) -> Result<Prepared, ToolError>;
-    /// Runs a prepared call.
+    /// Checks arguments and binds them to the tool.
+    fn dyn_prepare<'s>(&'s self, arguments: &Value) -> Result<DynCall<'s>, ToolError>;
+}
+
+/// The object-safe face of a [`Bound`] call.
+trait DynPrepared: Send {
+    fn dyn_mutates(&self) -> Option<&str>;
+    fn dyn_snapshots(&self) -> bool;
+    fn dyn_truncation(&self) -> Truncation;
     fn dyn_run<'a>(
-        &'a self,
-        prepared: Prepared,
+        self: Box<Self>,
         cx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>
+    where
+        Self: 'a;
+}
+
+impl<T: Tool> DynPrepared for Bound<'_, T> {
+    fn dyn_mutates(&self) -> Option<&str> {
+        self.mutates()
+    }
+
+    fn dyn_snapshots(&self) -> bool {
+        self.snapshots()
+    }
+
+    fn dyn_truncation(&self) -> Truncation {
+        self.truncation()
+    }
+
+    fn dyn_run<'a>(
+        self: Box<Self>,
+        cx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>
+    where
+        Self: 'a,
+    {
+        Box::pin(self.tool.call(self.args, cx))
+    }
+}
+
+/// A checked call of a [`Registry`] tool, boxed.
+pub struct DynCall<'s>(Box<dyn DynPrepared + 's>);
+
+impl fmt::Debug for DynCall<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DynCall")
+    }
+}
+
+impl PreparedCall for DynCall<'_> {
+    fn mutates(&self) -> Option<&str> {
+        self.0.dyn_mutates()
+    }
+
+    fn snapshots(&self) -> bool {
+        self.0.dyn_snapshots()
+    }
+
+    fn truncation(&self) -> Truncation {
+        self.0.dyn_truncation()
+    }
+
+    async fn run(self, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.0.dyn_run(cx).await
+    }
 }
 
 impl<T: Tool> DynTool for T {
@@ -247,16 +347,8 @@ impl<T: Tool> DynTool for T {
         ToolSpec::new(self.name(), self.description(), self.parameters())
     }
 
-    fn dyn_prepare(&self, arguments: &Value) -> Result<Prepared, ToolError> {
-        prepare(self, arguments)
-    }
-
-    fn dyn_run<'a>(
-        &'a self,
-        prepared: Prepared,
-        cx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(run(self, prepared, cx))
+    fn dyn_prepare<'s>(&'s self, arguments: &Value) -> Result<DynCall<'s>, ToolError> {
+        Ok(DynCall(Box::new(prepare(self, arguments)?)))
     }
 }
 
@@ -324,6 +416,8 @@ impl fmt::Debug for Registry {
 }
 
 impl ToolSet for Registry {
+    type Call<'s> = DynCall<'s>;
+
     fn specs(&self, out: &mut Vec<ToolSpec>) {
         out.extend(self.tools.iter().map(|t| t.dyn_spec()));
     }
@@ -336,20 +430,8 @@ impl ToolSet for Registry {
         out.extend(self.tools.iter().map(|t| t.dyn_name()));
     }
 
-    fn prepare(&self, call: &ToolCall) -> Option<Result<Prepared, ToolError>> {
+    fn prepare<'s>(&'s self, call: &ToolCall) -> Option<Result<DynCall<'s>, ToolError>> {
         self.get(&call.name).map(|t| t.dyn_prepare(&call.arguments))
-    }
-
-    async fn run(
-        &self,
-        name: &str,
-        prepared: Prepared,
-        cx: &ToolContext,
-    ) -> Option<Result<ToolOutput, ToolError>> {
-        match self.get(name) {
-            Some(tool) => Some(tool.dyn_run(prepared, cx).await),
-            None => None,
-        }
     }
 }
 

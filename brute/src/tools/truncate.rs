@@ -1,7 +1,7 @@
 //! Output truncation: long tool outputs are cut to what a model can use, and the full
 //! text is saved to a file the result names.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Lines kept at most.
 pub const MAX_LINES: usize = 2000;
@@ -89,7 +89,48 @@ pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
     out
 }
 
-/// Saved outputs older than this are deleted when a pipeline starts.
+/// Where truncated tool outputs are saved in full: a path, or (the default)
+/// `$XDG_DATA_HOME/brute/tool-output` (`$HOME/.local/share/brute/tool-output`), falling
+/// back to the system's temporary directory. The default reads those two environment
+/// variables when a pipeline first runs.
+#[derive(Clone, Debug, Default)]
+pub struct OutputDir(pub Option<PathBuf>);
+
+impl OutputDir {
+    pub(crate) fn resolve(&self) -> PathBuf {
+        if let Some(path) = &self.0 {
+            return path.clone();
+        }
+        let data = std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
+        match data {
+            Some(dir) => dir.join("brute/tool-output"),
+            None => std::env::temp_dir().join("brute-tool-output"),
+        }
+    }
+}
+
+impl From<&str> for OutputDir {
+    fn from(path: &str) -> Self {
+        OutputDir(Some(path.into()))
+    }
+}
+
+impl From<PathBuf> for OutputDir {
+    fn from(path: PathBuf) -> Self {
+        OutputDir(Some(path))
+    }
+}
+
+impl From<&Path> for OutputDir {
+    fn from(path: &Path) -> Self {
+        OutputDir(Some(path.into()))
+    }
+}
+
+/// How long saved outputs are kept by default (a week): `DefaultToolPipeline`'s
+/// `output_retention` option.
 pub(crate) const RETENTION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
 /// Deletes the saved outputs (`tool_*.txt`) in `dir` older than `retention`; returns
@@ -127,8 +168,19 @@ pub(crate) fn fits(text: &str) -> bool {
             .all(|(i, line)| i < MAX_LINES && line.len() <= MAX_LINE_LENGTH)
 }
 
-/// [`truncate`] without a copy when `text` fits.
-pub(crate) fn truncate_owned(text: String, direction: Truncation, dir: &Path) -> String {
+/// [`truncate`] without a copy when `text` fits. Error results are always cut (from
+/// the head), even for tools that limit their own output: a tool limits what it
+/// reads, not what its arguments make an error quote.
+pub(crate) fn truncate_owned(
+    text: String,
+    direction: Truncation,
+    is_error: bool,
+    dir: &Path,
+) -> String {
+    let direction = match direction {
+        Truncation::None if is_error => Truncation::Head,
+        other => other,
+    };
     if direction == Truncation::None || fits(&text) {
         text
     } else {

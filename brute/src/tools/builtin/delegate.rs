@@ -1,10 +1,16 @@
-//! `delegate`: a read-only research sub-agent.
+//! `delegate`: a read-only research sub-agent, on a model configured on the tool.
+
+use std::fmt;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Tools;
+use crate::env::Env;
+use crate::error::Error;
 use crate::message::Role;
+use crate::model::{Completion, Model};
 use crate::tools::{BoxFuture, DefaultToolPipeline, Tool, ToolContext, ToolError, ToolOutput};
 
 /// The sub-agent's system prompt.
@@ -21,11 +27,54 @@ pub struct DelegateArgs {
 
 /// `delegate`: hands a research task to a sub-agent with read-only tools (`read`,
 /// `fs_search`) in the same root and its own iteration limit, and returns its final
-/// answer. The sub-agent runs on the context's
-/// [`DelegateModel`](crate::tools::DelegateModel); without one, the call fails with an
-/// error result saying so.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Delegate;
+/// answer.
+///
+/// The sub-agent's model is configured on the tool: `Delegate::new(model)`. Without
+/// one ([`Delegate::NONE`], what [`Tools::ALL`] holds) the call fails with an error
+/// result saying so.
+///
+/// ```
+/// use brute::{Message, ScriptedModel};
+/// use brute::tools::{Delegate, Question, Tools};
+///
+/// let delegate = Delegate::new(ScriptedModel::new([Message::assistant("found it")]))
+///     .max_iterations(5);
+/// let tools = Tools::all_with(Question::NONE, delegate);
+/// # let _ = tools;
+/// ```
+#[derive(Clone, Debug)]
+pub struct Delegate {
+    model: Option<SharedModel>,
+    max_iterations: u32,
+}
+
+impl Delegate {
+    /// `delegate` without a model: every call reports that there is none.
+    pub const NONE: Delegate = Delegate {
+        model: None,
+        max_iterations: 10,
+    };
+
+    /// Sub-agents run on `model` (at most 10 passes unless changed).
+    pub fn new(model: impl Model + 'static) -> Self {
+        Delegate {
+            model: Some(SharedModel(Arc::new(model))),
+            max_iterations: 10,
+        }
+    }
+
+    /// Sets the sub-agent's limit of passes.
+    pub fn max_iterations(mut self, max: u32) -> Self {
+        self.max_iterations = max;
+        self
+    }
+}
+
+impl Default for Delegate {
+    fn default() -> Self {
+        Delegate::NONE
+    }
+}
 
 impl Tool for Delegate {
     type Args = DelegateArgs;
@@ -39,19 +88,27 @@ impl Tool for Delegate {
     }
 
     async fn call(&self, args: DelegateArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let Some(model) = cx.delegate().model.clone() else {
+        let Some(model) = self.model.clone() else {
             return Err(ToolError::failed(
-                "no model for sub-agents: set `delegate: DelegateModel::new(model)` on DefaultToolPipeline",
+                "no model for sub-agents: put `Delegate::new(model)` in the tool set",
             ));
         };
-        let max = cx.delegate().max_iterations;
+        let max = self.max_iterations;
         let root = cx.sandbox().root().to_path_buf();
         let output_dir = cx.output_dir().to_path_buf();
+        let secrets = cx.secrets().clone();
         let agent = crate::brute_agent! {
             use crate::SystemPrompt { prompt: PROMPT };
             use crate::Loop::ToolResult;
             use crate::MaxIterations { max: max };
-            use DefaultToolPipeline { tools: Tools::READ_ONLY, root: root, output_dir: output_dir };
+            use DefaultToolPipeline {
+                tools: Tools::READ_ONLY,
+                root: root,
+                output_dir: output_dir,
+                output_retention: None,
+                env_secrets: false,
+                secrets: secrets,
+            };
             run model;
         };
         // Boxed: the sub-agent's future is a whole stack of its own, and nesting its
@@ -70,5 +127,44 @@ impl Tool for Delegate {
             .map(|m| m.content.clone())
             .unwrap_or_else(|| "(sub-agent completed but produced no text response)".to_string());
         Ok(text.into())
+    }
+}
+
+/// A model behind a pointer, for the sub-agents of `delegate`.
+trait DynModel: Send + Sync {
+    fn complete_boxed<'a>(&'a self, env: &'a Env) -> BoxFuture<'a, Result<Completion, Error>>;
+    fn model_name(&self) -> &str;
+}
+
+impl<M: Model + 'static> DynModel for M {
+    fn complete_boxed<'a>(&'a self, env: &'a Env) -> BoxFuture<'a, Result<Completion, Error>> {
+        Box::pin(self.complete(env))
+    }
+
+    fn model_name(&self) -> &str {
+        self.name()
+    }
+}
+
+/// A shared, type-erased model: what `delegate` runs its sub-agent on.
+#[derive(Clone)]
+pub struct SharedModel(Arc<dyn DynModel>);
+
+#[diagnostic::do_not_recommend]
+impl Model for SharedModel {
+    async fn complete(&self, env: &Env) -> Result<Completion, Error> {
+        self.0.complete_boxed(env).await
+    }
+
+    fn name(&self) -> &str {
+        self.0.model_name()
+    }
+}
+
+impl fmt::Debug for SharedModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SharedModel")
+            .field(&self.0.model_name())
+            .finish()
     }
 }

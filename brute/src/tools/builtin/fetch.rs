@@ -1,14 +1,15 @@
 //! `fetch`: HTTP GET of http/https URLs, with an address policy, a redirect limit, a
 //! size cap and timeouts.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::redirect::Policy;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::error::quoted;
+use crate::tools::{NetworkPolicy, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Arguments of `fetch`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -20,56 +21,21 @@ pub struct FetchArgs {
 /// `fetch`: GETs an http or https URL and returns the status, the content type and
 /// the body (cut at the policy's size cap).
 ///
-/// Refuses other schemes, and private, loopback, link-local and other non-public
-/// addresses unless the [`NetworkPolicy`](crate::tools::NetworkPolicy) allows them;
-/// the check applies to every address a name resolves to and to every redirect,
-/// which are followed up to the policy's limit. Proxies from the environment are not
+/// Refuses other schemes, and the special-purpose addresses of the IANA registries
+/// (private, loopback, link-local, documentation, NAT64, 6to4 and Teredo forms of
+/// them..., see [`NetworkPolicy::refuses`]) unless the policy allows them; the check
+/// applies to every address a name resolves to and to every redirect hop, which are
+/// followed up to the policy's limit. Proxies from the environment are not
 /// used, so that the check cannot be bypassed.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Fetch;
 
-/// Whether `ip` is a public unicast address.
-fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_v4(v4);
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || (first & 0xffc0) == 0xfec0 // site-local
-                || v6 == Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0)
-                || (first == 0x2001 && v6.segments()[1] == 0x0db8)) // documentation
-        }
-    }
-}
-
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    !(ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || ip.is_multicast()
-        || a == 0
-        || (a == 100 && (64..128).contains(&b)) // shared address space
-        || (a == 198 && (b == 18 || b == 19)) // benchmarking
-        || a >= 240)
-}
-
 /// Checks a URL's scheme and, for an IP literal, its address.
-fn check_url(url: &reqwest::Url, allow_private: bool) -> Result<(), String> {
+fn check_url(url: &reqwest::Url, policy: &NetworkPolicy) -> Result<(), String> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "only http and https URLs can be fetched, not `{}:`",
-            url.scheme()
+            quoted(url.scheme())
         ));
     }
     let ip = match url.host() {
@@ -78,32 +44,43 @@ fn check_url(url: &reqwest::Url, allow_private: bool) -> Result<(), String> {
         Some(url::Host::Domain(_)) => None,
         None => return Err("the URL has no host".to_string()),
     };
-    match ip {
-        Some(ip) if !allow_private && !is_public(ip) => Err(format!(
-            "{ip} is a private, loopback or link-local address, which fetch refuses"
+    match ip.and_then(|ip| policy.refuses(ip).map(|range| (ip, range))) {
+        Some((ip, range)) => Err(format!(
+            "{ip} is a {range} address, which fetch refuses (only public addresses may be fetched)"
         )),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
 /// Resolves names and drops addresses the policy refuses.
 struct GuardedResolver {
-    allow_private: bool,
+    policy: NetworkPolicy,
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let allow_private = self.allow_private;
+        let policy = self.policy.clone();
         let host = name.as_str().to_string();
         Box::pin(async move {
             let all: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let mut refused = None;
             let allowed: Vec<SocketAddr> = all
                 .into_iter()
-                .filter(|a| allow_private || is_public(a.ip()))
+                .filter(|a| match policy.refuses(a.ip()) {
+                    Some(range) => {
+                        refused = Some((a.ip(), range));
+                        false
+                    }
+                    None => true,
+                })
                 .collect();
             if allowed.is_empty() {
+                let why = refused.map_or(String::new(), |(ip, range)| {
+                    format!(" ({ip} is a {range} address)")
+                });
                 return Err(format!(
-                    "`{host}` resolves only to private, loopback or link-local addresses, which fetch refuses"
+                    "`{}` resolves only to special-purpose addresses, which fetch refuses{why}",
+                    quoted(&host)
                 )
                 .into());
             }
@@ -140,22 +117,27 @@ impl Tool for Fetch {
         let policy = cx.network().clone();
         let url = reqwest::Url::parse(&args.url).map_err(|e| ToolError::InvalidArguments {
             field: "url".into(),
-            problem: format!("argument `url` is not a valid URL: {e}"),
+            problem: format!(
+                "argument `url` is not a valid URL: {}",
+                quoted(&e.to_string())
+            ),
         })?;
-        check_url(&url, policy.allow_private).map_err(ToolError::failed)?;
+        check_url(&url, &policy).map_err(ToolError::failed)?;
         let max_redirects = policy.max_redirects;
-        let allow_private = policy.allow_private;
+        let hop_policy = policy.clone();
         let client = crate::http::client_builder()
             .no_proxy()
             .timeout(policy.timeout)
             .connect_timeout(policy.connect_timeout)
-            .dns_resolver(GuardedResolver { allow_private })
+            .dns_resolver(GuardedResolver {
+                policy: policy.clone(),
+            })
             .redirect(Policy::custom(move |attempt| {
                 if attempt.previous().len() > max_redirects {
                     let message = format!("more than {max_redirects} redirects");
                     return attempt.error(message);
                 }
-                match check_url(attempt.url(), allow_private) {
+                match check_url(attempt.url(), &hop_policy) {
                     Ok(()) => attempt.follow(),
                     Err(message) => attempt.error(format!("redirect refused: {message}")),
                 }
@@ -163,7 +145,11 @@ impl Tool for Fetch {
             .build()
             .map_err(|e| ToolError::failed(format!("cannot build the HTTP client: {e}")))?;
         let mut response = client.get(url).send().await.map_err(|e| {
-            ToolError::failed(format!("fetch {} failed: {}", args.url, describe(&e)))
+            ToolError::failed(format!(
+                "fetch {} failed: {}",
+                quoted(&args.url),
+                describe(&e.without_url())
+            ))
         })?;
         let status = response.status();
         let content_type = response
@@ -175,7 +161,11 @@ impl Tool for Fetch {
         let mut body = Vec::new();
         let mut truncated = false;
         while let Some(chunk) = response.chunk().await.map_err(|e| {
-            ToolError::failed(format!("reading {} failed: {}", args.url, describe(&e)))
+            ToolError::failed(format!(
+                "reading {} failed: {}",
+                quoted(&args.url),
+                describe(&e.without_url())
+            ))
         })? {
             let room = policy.max_bytes - body.len();
             if chunk.len() > room {
@@ -205,32 +195,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn address_policy() {
-        for private in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "192.168.0.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-        ] {
-            let ip: IpAddr = private.parse().expect("an address");
-            assert!(!is_public(ip), "{private}");
-        }
-        for public in ["1.1.1.1", "93.184.216.34", "2606:4700::1111"] {
-            let ip: IpAddr = public.parse().expect("an address");
-            assert!(is_public(ip), "{public}");
-        }
+    fn urls_are_checked_by_scheme_and_address() {
+        let policy = NetworkPolicy::default();
+        let open = NetworkPolicy::allow_private();
         let url = reqwest::Url::parse("file:///etc/passwd").expect("a url");
-        assert!(check_url(&url, true).is_err());
+        assert!(check_url(&url, &open).is_err());
         let url = reqwest::Url::parse("http://127.0.0.1:8080/").expect("a url");
-        assert!(check_url(&url, false).is_err());
-        assert!(check_url(&url, true).is_ok());
-        let url = reqwest::Url::parse("http://[::1]/").expect("a url");
-        assert!(check_url(&url, false).is_err());
+        assert!(check_url(&url, &policy).is_err());
+        assert!(check_url(&url, &open).is_ok());
+        for refused in [
+            "http://[::1]/",
+            "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
+            "http://[::127.0.0.1]/",
+            "http://[2002:7f00:1::]/",
+            "http://[::ffff:10.0.0.1]/",
+            "http://0x7f.1/",
+        ] {
+            let url = reqwest::Url::parse(refused).expect("a url");
+            assert!(check_url(&url, &policy).is_err(), "{refused}");
+        }
+        let url = reqwest::Url::parse("http://[64:ff9b::a9fe:a9fe]/").expect("a url");
+        let err = check_url(&url, &policy).expect_err("refused");
+        assert!(err.contains("link-local (NAT64)"), "{err}");
+        let url = reqwest::Url::parse("http://1.1.1.1/").expect("a url");
+        assert!(check_url(&url, &policy).is_ok());
     }
 }

@@ -1,5 +1,6 @@
-//! Filesystem tools: `read`, `write`, `patch`, `remove`, `undo`. All paths are confined
-//! to the context's root.
+//! Filesystem tools: `read`, `write`, `patch`, `remove`, `undo`. All paths are checked
+//! against the context's root and opened beneath its directory handle (see
+//! [`Sandbox`]).
 
 use std::io::ErrorKind;
 use std::path::Path;
@@ -7,8 +8,18 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::tools::error::quoted;
 use crate::tools::truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, Truncation};
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Sandbox, Tool, ToolContext, ToolError, ToolOutput};
+
+/// Runs blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::failed(format!("the file task failed: {e}")))?
+}
 
 /// Extensions of files `read` refuses as binary.
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -46,21 +57,21 @@ fn distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn not_found(cx: &ToolContext, path: &Path, raw: &str) -> ToolError {
+fn not_found(sandbox: &Sandbox, path: &Path, raw: &str) -> ToolError {
     let mut close: Vec<(usize, String)> = Vec::new();
     if let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
-        && let Ok(entries) = std::fs::read_dir(parent)
+        && name.len() <= 255
+        && let Ok(entries) = sandbox.list(parent)
     {
-        for entry in entries.flatten() {
-            let other = entry.file_name().to_string_lossy().to_string();
+        for (other, _) in entries {
             let d = distance(name, &other);
             if d <= 3 {
-                close.push((d, cx.sandbox().display(&parent.join(&other))));
+                close.push((d, sandbox.display(&parent.join(&other))));
             }
         }
     }
     close.sort();
-    let mut message = format!("File not found: {raw}");
+    let mut message = format!("File not found: {}", quoted(raw));
     if !close.is_empty() {
         let names: Vec<String> = close.into_iter().take(3).map(|(_, n)| n).collect();
         message.push_str(&format!(". Did you mean: {}?", names.join(", ")));
@@ -105,22 +116,18 @@ impl Tool for Read {
     }
 
     async fn call(&self, args: ReadArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = args.file_path.as_str();
-        let path = cx.resolve(raw)?;
-        let meta = match tokio::fs::metadata(&path).await {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Err(not_found(cx, &path, raw)),
-            Err(e) => return Err(ToolError::io("cannot read", raw, e)),
-        };
-        if meta.is_dir() {
-            return list_dir(&path, raw).await;
-        }
+        let path = cx.resolve(&args.file_path)?;
+        let sandbox = cx.sandbox().clone();
         let start = args.start_line.unwrap_or(1).max(1);
         let end_line = args.end_line;
-        let raw = raw.to_string();
-        tokio::task::spawn_blocking(move || read_numbered(&path, &raw, start, end_line))
-            .await
-            .map_err(|e| ToolError::failed(format!("the read task failed: {e}")))?
+        let raw = args.file_path;
+        blocking(move || match sandbox.is_dir(&path) {
+            Ok(None) => Err(not_found(&sandbox, &path, &raw)),
+            Err(e) => Err(ToolError::io("cannot read", &raw, e)),
+            Ok(Some(true)) => list_dir(&sandbox, &path, &raw),
+            Ok(Some(false)) => read_numbered(&sandbox, &path, &raw, start, end_line),
+        })
+        .await
     }
 }
 
@@ -131,6 +138,7 @@ const MAX_LINE_BYTES: u64 = 1024 * 1024;
 /// The numbered lines `start..=end_line` of a text file, within the output limits,
 /// streaming the file so that memory stays bounded whatever its size.
 fn read_numbered(
+    sandbox: &Sandbox,
     path: &Path,
     raw: &str,
     start: usize,
@@ -139,11 +147,14 @@ fn read_numbered(
     use std::io::{BufRead, BufReader, Read as _};
 
     let io = |e| ToolError::io("cannot read", raw, e);
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut file = sandbox.open(path).map_err(io)?;
     let mut head = Vec::with_capacity(4096);
     (&mut file).take(4096).read_to_end(&mut head).map_err(io)?;
     if is_binary(path, &head) {
-        return Err(ToolError::failed(format!("Cannot read binary file: {raw}")));
+        return Err(ToolError::failed(format!(
+            "Cannot read binary file: {}",
+            quoted(raw)
+        )));
     }
     let mut reader = BufReader::new(std::io::Cursor::new(head).chain(file));
     let mut out = String::new();
@@ -188,7 +199,8 @@ fn read_numbered(
     }
     if start > total {
         return Err(ToolError::failed(format!(
-            "start_line {start} is past the end of {raw}, which has {total} lines"
+            "start_line {start} is past the end of {}, which has {total} lines",
+            quoted(raw)
         )));
     }
     let end = end_line.unwrap_or(total).clamp(start, total);
@@ -208,26 +220,15 @@ fn read_numbered(
     Ok(out.into())
 }
 
-async fn list_dir(path: &Path, raw: &str) -> Result<ToolOutput, ToolError> {
-    let mut entries = tokio::fs::read_dir(path)
-        .await
+fn list_dir(sandbox: &Sandbox, path: &Path, raw: &str) -> Result<ToolOutput, ToolError> {
+    let entries = sandbox
+        .list(path)
         .map_err(|e| ToolError::io("cannot list", raw, e))?;
-    let mut names = Vec::new();
-    while let Some(entry) = entries
-        .next_entry()
-        .await
-        .map_err(|e| ToolError::io("cannot list", raw, e))?
-    {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with('.') {
-            continue;
-        }
-        let kind = match entry.file_type().await {
-            Ok(t) if t.is_dir() => "dir",
-            _ => "file",
-        };
-        names.push(format!("{name} ({kind})"));
-    }
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with('.'))
+        .map(|(name, is_dir)| format!("{name} ({})", if is_dir { "dir" } else { "file" }))
+        .collect();
     names.sort();
     let total = names.len();
     if total == 0 {
@@ -288,31 +289,30 @@ impl Tool for Write {
     }
 
     async fn call(&self, args: WriteArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = args.file_path.as_str();
-        let path = cx.resolve(raw)?;
-        if path.is_dir() {
-            return Err(ToolError::failed(format!("{raw} is a directory")));
-        }
-        let old = match tokio::fs::read(&path).await {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(ToolError::io("cannot read", raw, e)),
-        };
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| ToolError::io("cannot create the directories of", raw, e))?;
-        }
-        tokio::fs::write(&path, &args.content)
-            .await
-            .map_err(|e| ToolError::io("cannot write", raw, e))?;
-        let rel = cx.sandbox().display(&path);
-        Ok(format!(
-            "Wrote {} bytes to {rel}.\n{}",
-            args.content.len(),
-            unified_diff(&old, &args.content, &rel)
-        )
-        .into())
+        let path = cx.resolve(&args.file_path)?;
+        let sandbox = cx.sandbox().clone();
+        blocking(move || {
+            let raw = args.file_path.as_str();
+            if sandbox.is_dir(&path).ok().flatten() == Some(true) {
+                return Err(ToolError::failed(format!("{} is a directory", quoted(raw))));
+            }
+            let old = match sandbox.read(&path) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) if e.kind() == ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(ToolError::io("cannot read", raw, e)),
+            };
+            sandbox
+                .write(&path, args.content.as_bytes())
+                .map_err(|e| ToolError::io("cannot write", raw, e))?;
+            let rel = sandbox.display(&path);
+            Ok(format!(
+                "Wrote {} bytes to {rel}.\n{}",
+                args.content.len(),
+                unified_diff(&old, &args.content, &rel)
+            )
+            .into())
+        })
+        .await
     }
 }
 
@@ -351,51 +351,67 @@ impl Tool for Patch {
     }
 
     async fn call(&self, args: PatchArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = args.file_path.as_str();
-        let path = cx.resolve(raw)?;
-        let bytes = match tokio::fs::read(&path).await {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(ToolError::failed(format!("File not found: {raw}")));
-            }
-            Err(e) => return Err(ToolError::io("cannot read", raw, e)),
-        };
-        if is_binary(&path, &bytes) {
+        let path = cx.resolve(&args.file_path)?;
+        let sandbox = cx.sandbox().clone();
+        blocking(move || patch(&sandbox, &path, &args)).await
+    }
+}
+
+fn patch(sandbox: &Sandbox, path: &Path, args: &PatchArgs) -> Result<ToolOutput, ToolError> {
+    let raw = args.file_path.as_str();
+    let bytes = match sandbox.read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
             return Err(ToolError::failed(format!(
-                "Cannot patch binary file: {raw}"
+                "File not found: {}",
+                quoted(raw)
             )));
         }
-        let old = String::from_utf8(bytes)
-            .map_err(|_| ToolError::failed(format!("Cannot patch {raw}: it is not valid UTF-8")))?;
-        if args.old_string.is_empty() {
-            return Err(ToolError::InvalidArguments {
-                field: "old_string".into(),
-                problem: "argument `old_string` is empty; give the exact text to replace".into(),
-            });
-        }
-        let count = old.matches(&args.old_string).count();
-        if count == 0 {
-            return Err(ToolError::failed(format!("old_string not found in {raw}")));
-        }
-        let (new, replaced) = if args.replace_all {
-            (old.replace(&args.old_string, &args.new_string), count)
-        } else {
-            (old.replacen(&args.old_string, &args.new_string, 1), 1)
-        };
-        tokio::fs::write(&path, &new)
-            .await
-            .map_err(|e| ToolError::io("cannot write", raw, e))?;
-        let rel = cx.sandbox().display(&path);
-        let mut out = format!("Replaced {replaced} occurrence(s) in {rel}.");
-        if !args.replace_all && count > 1 {
-            out.push_str(&format!(
-                " The text occurs {count} times; only the first was replaced (use replace_all for all)."
-            ));
-        }
-        out.push('\n');
-        out.push_str(&unified_diff(&old, &new, &rel));
-        Ok(out.into())
+        Err(e) => return Err(ToolError::io("cannot read", raw, e)),
+    };
+    if is_binary(path, &bytes) {
+        return Err(ToolError::failed(format!(
+            "Cannot patch binary file: {}",
+            quoted(raw)
+        )));
     }
+    let old = String::from_utf8(bytes).map_err(|_| {
+        ToolError::failed(format!(
+            "Cannot patch {}: it is not valid UTF-8",
+            quoted(raw)
+        ))
+    })?;
+    if args.old_string.is_empty() {
+        return Err(ToolError::InvalidArguments {
+            field: "old_string".into(),
+            problem: "argument `old_string` is empty; give the exact text to replace".into(),
+        });
+    }
+    let count = old.matches(&args.old_string).count();
+    if count == 0 {
+        return Err(ToolError::failed(format!(
+            "old_string not found in {}",
+            quoted(raw)
+        )));
+    }
+    let (new, replaced) = if args.replace_all {
+        (old.replace(&args.old_string, &args.new_string), count)
+    } else {
+        (old.replacen(&args.old_string, &args.new_string, 1), 1)
+    };
+    sandbox
+        .write(path, new.as_bytes())
+        .map_err(|e| ToolError::io("cannot write", raw, e))?;
+    let rel = sandbox.display(path);
+    let mut out = format!("Replaced {replaced} occurrence(s) in {rel}.");
+    if !args.replace_all && count > 1 {
+        out.push_str(&format!(
+            " The text occurs {count} times; only the first was replaced (use replace_all for all)."
+        ));
+    }
+    out.push('\n');
+    out.push_str(&unified_diff(&old, &new, &rel));
+    Ok(out.into())
 }
 
 /// Arguments of `remove`.
@@ -425,34 +441,33 @@ impl Tool for Remove {
     }
 
     async fn call(&self, args: RemoveArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = args.path.as_str();
-        let path = cx.resolve(raw)?;
-        if path == cx.sandbox().root() {
-            return Err(ToolError::failed("refusing to remove the root directory"));
-        }
-        let meta = match tokio::fs::symlink_metadata(&path).await {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(ToolError::failed(format!("Path not found: {raw}")));
+        let path = cx.resolve(&args.path)?;
+        let sandbox = cx.sandbox().clone();
+        blocking(move || {
+            let raw = args.path.as_str();
+            if path == sandbox.root() {
+                return Err(ToolError::failed("refusing to remove the root directory"));
             }
-            Err(e) => return Err(ToolError::io("cannot inspect", raw, e)),
-        };
-        if meta.is_dir() {
-            tokio::fs::remove_dir(&path).await.map_err(|e| {
-                if e.kind() == ErrorKind::DirectoryNotEmpty {
-                    ToolError::failed(format!(
-                        "{raw} is a directory that is not empty; only empty directories are removed"
-                    ))
-                } else {
-                    ToolError::io("cannot remove", raw, e)
-                }
-            })?;
-        } else {
-            tokio::fs::remove_file(&path)
-                .await
-                .map_err(|e| ToolError::io("cannot remove", raw, e))?;
-        }
-        Ok(format!("Removed {}", cx.sandbox().display(&path)).into())
+            match sandbox.kind_of(&path) {
+                Ok(None) => Err(ToolError::failed(format!("Path not found: {}", quoted(raw)))),
+                Err(e) => Err(ToolError::io("cannot inspect", raw, e)),
+                Ok(Some(true)) => sandbox.remove_dir(&path).map_err(|e| {
+                    if e.kind() == ErrorKind::DirectoryNotEmpty {
+                        ToolError::failed(format!(
+                            "{} is a directory that is not empty; only empty directories are removed",
+                            quoted(raw)
+                        ))
+                    } else {
+                        ToolError::io("cannot remove", raw, e)
+                    }
+                }),
+                Ok(Some(false)) => sandbox
+                    .remove_file(&path)
+                    .map_err(|e| ToolError::io("cannot remove", raw, e)),
+            }?;
+            Ok(format!("Removed {}", sandbox.display(&path)).into())
+        })
+        .await
     }
 }
 
@@ -488,33 +503,35 @@ impl Tool for Undo {
     }
 
     async fn call(&self, args: UndoArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = args.path.as_str();
-        let path = cx.resolve(raw)?;
-        let rel = cx.sandbox().display(&path);
-        match cx.snapshots().pop(&path) {
-            None => Err(ToolError::failed(format!(
-                "No undo history available for: {raw}"
-            ))),
-            Some(None) => {
-                match tokio::fs::remove_file(&path).await {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == ErrorKind::NotFound => {}
-                    Err(e) => return Err(ToolError::io("cannot remove", raw, e)),
+        let path = cx.resolve(&args.path)?;
+        let Some(state) = cx.snapshots().pop(&path) else {
+            return Err(ToolError::failed(format!(
+                "No undo history available for: {}",
+                quoted(&args.path)
+            )));
+        };
+        let sandbox = cx.sandbox().clone();
+        blocking(move || {
+            let raw = args.path.as_str();
+            let rel = sandbox.display(&path);
+            match state {
+                None => {
+                    match sandbox.remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == ErrorKind::NotFound => {}
+                        Err(e) => return Err(ToolError::io("cannot remove", raw, e)),
+                    }
+                    Ok(format!("Deleted {rel} (it did not exist before)").into())
                 }
-                Ok(format!("Deleted {rel} (it did not exist before)").into())
-            }
-            Some(Some(bytes)) => {
-                if let Some(parent) = path.parent() {
-                    tokio::fs::create_dir_all(parent)
-                        .await
-                        .map_err(|e| ToolError::io("cannot create the directories of", raw, e))?;
+                Some(bytes) => {
+                    sandbox
+                        .write(&path, &bytes)
+                        .map_err(|e| ToolError::io("cannot write", raw, e))?;
+                    Ok(format!("Restored {rel} ({} bytes)", bytes.len()).into())
                 }
-                tokio::fs::write(&path, &bytes)
-                    .await
-                    .map_err(|e| ToolError::io("cannot write", raw, e))?;
-                Ok(format!("Restored {rel} ({} bytes)", bytes.len()).into())
             }
-        }
+        })
+        .await
     }
 }
 

@@ -9,24 +9,29 @@ mod search;
 mod shell;
 mod todo;
 
-pub use delegate::{Delegate, DelegateArgs};
+pub use delegate::{Delegate, DelegateArgs, SharedModel};
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetch, FetchArgs};
 pub use fs::{
     Patch, PatchArgs, Read, ReadArgs, Remove, RemoveArgs, Undo, UndoArgs, Write, WriteArgs,
 };
-pub use question::{Question, QuestionItem, QuestionOption, Questions};
+pub use question::{Answers, Question, QuestionHandler, QuestionItem, QuestionOption, Questions};
 pub use search::{FsSearch, FsSearchArgs};
 pub use shell::{Shell, ShellArgs};
-pub use todo::{TodoItem, TodoRead, TodoReadArgs, TodoStatus, TodoWrite, TodoWriteArgs};
+pub use todo::{TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todos};
 
 /// The built-in tool sets.
+///
+/// `question` and `delegate` are configured on the tools: [`Tools::ALL`] holds them
+/// unconfigured (they report that no one can be asked, or that there is no model), and
+/// [`Tools::all_with`] takes them configured.
 ///
 /// ```
 /// use brute::tools::{Tools, ToolSet};
 ///
+/// let all = Tools::ALL;
 /// let mut names = Vec::new();
-/// Tools::ALL.names(&mut names);
+/// all.names(&mut names);
 /// assert!(names.contains(&"read") && names.contains(&"shell") && names.contains(&"delegate"));
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -43,8 +48,7 @@ pub type AllTools = (
     Undo,
     Shell,
     Fetch,
-    TodoRead,
-    TodoWrite,
+    Todos,
     Question,
     Delegate,
 );
@@ -59,8 +63,7 @@ pub type AllTools = (
     FsSearch,
     Undo,
     Shell,
-    TodoRead,
-    TodoWrite,
+    Todos,
     Question,
     Delegate,
 );
@@ -70,21 +73,37 @@ pub type ReadOnlyTools = (Read, FsSearch);
 
 impl Tools {
     /// Every built-in tool: `read`, `write`, `patch`, `remove`, `fs_search`, `undo`,
-    /// `shell`, `fetch` (with the `fetch` feature), `todo_read`, `todo_write`,
-    /// `question` and `delegate`.
-    #[cfg(feature = "fetch")]
-    pub const ALL: AllTools = (
-        Read, Write, Patch, Remove, FsSearch, Undo, Shell, Fetch, TodoRead, TodoWrite, Question,
-        Delegate,
-    );
+    /// `shell`, `fetch` (with the `fetch` feature), `todo_read` and `todo_write`
+    /// ([`Todos`]), `question` (without a handler) and `delegate` (without a model).
+    /// Each use of the constant is a new set, with its own empty todo list.
+    #[allow(clippy::declare_interior_mutable_const)]
+    pub const ALL: AllTools = Tools::all_with(Question::NONE, Delegate::NONE);
 
-    /// Every built-in tool: `read`, `write`, `patch`, `remove`, `fs_search`, `undo`,
-    /// `shell`, `todo_read`, `todo_write`, `question` and `delegate` (`fetch` needs the
-    /// `fetch` feature).
-    #[cfg(not(feature = "fetch"))]
-    pub const ALL: AllTools = (
-        Read, Write, Patch, Remove, FsSearch, Undo, Shell, TodoRead, TodoWrite, Question, Delegate,
-    );
+    /// Every built-in tool, with `question` and `delegate` as given.
+    ///
+    /// ```
+    /// use brute::tools::{Delegate, Question, QuestionHandler, Tools};
+    ///
+    /// let handler = QuestionHandler::new(|_| async { Ok(vec![vec!["yes".to_string()]]) });
+    /// let tools = Tools::all_with(Question::new(handler), Delegate::NONE);
+    /// # let _ = tools;
+    /// ```
+    pub const fn all_with(question: Question, delegate: Delegate) -> AllTools {
+        (
+            Read,
+            Write,
+            Patch,
+            Remove,
+            FsSearch,
+            Undo,
+            Shell,
+            #[cfg(feature = "fetch")]
+            Fetch,
+            Todos::new(),
+            question,
+            delegate,
+        )
+    }
 
     /// The tools that change nothing: `read` and `fs_search` (what `delegate`'s
     /// sub-agents get).

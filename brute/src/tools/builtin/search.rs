@@ -1,4 +1,5 @@
-//! `fs_search`: regex search over the project with the ripgrep crates.
+//! `fs_search`: regex search over the project with the ripgrep crates. Files are
+//! opened beneath the root's directory handle (see [`Sandbox`]).
 
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -11,8 +12,9 @@ use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::tools::error::quoted;
 use crate::tools::truncate::{MAX_LINE_LENGTH, Truncation};
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Sandbox, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Matching lines shown at most.
 const MAX_MATCHES: usize = 100;
@@ -56,13 +58,13 @@ impl Tool for FsSearch {
 
     async fn call(&self, args: FsSearchArgs, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let dir = cx.resolve(args.path.as_deref().unwrap_or("."))?;
-        if !dir.exists() {
+        let sandbox = cx.sandbox().clone();
+        if sandbox.is_dir(&dir).ok().flatten().is_none() {
             return Err(ToolError::failed(format!(
                 "Path not found: {}",
-                args.path.as_deref().unwrap_or(".")
+                quoted(args.path.as_deref().unwrap_or("."))
             )));
         }
-        let sandbox = cx.sandbox().clone();
         tokio::task::spawn_blocking(move || search(&args, &dir, &sandbox))
             .await
             .map_err(|e| ToolError::failed(format!("the search task failed: {e}")))?
@@ -72,14 +74,17 @@ impl Tool for FsSearch {
 fn search(
     args: &FsSearchArgs,
     dir: &std::path::Path,
-    sandbox: &crate::tools::Sandbox,
+    sandbox: &Sandbox,
 ) -> Result<ToolOutput, ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.ignore_case)
         .build(&args.pattern)
         .map_err(|e| ToolError::InvalidArguments {
             field: "pattern".into(),
-            problem: format!("argument `pattern` is not a valid regular expression: {e}"),
+            problem: format!(
+                "argument `pattern` is not a valid regular expression: {}",
+                quoted(&e.to_string())
+            ),
         })?;
     let mut walk = WalkBuilder::new(dir);
     if let Some(glob) = &args.glob {
@@ -88,11 +93,17 @@ fn search(
             .add(glob)
             .map_err(|e| ToolError::InvalidArguments {
                 field: "glob".into(),
-                problem: format!("argument `glob` is not a valid glob: {e}"),
+                problem: format!(
+                    "argument `glob` is not a valid glob: {}",
+                    quoted(&e.to_string())
+                ),
             })?;
         let overrides = overrides.build().map_err(|e| ToolError::InvalidArguments {
             field: "glob".into(),
-            problem: format!("argument `glob` is not a valid glob: {e}"),
+            problem: format!(
+                "argument `glob` is not a valid glob: {}",
+                quoted(&e.to_string())
+            ),
         })?;
         walk.overrides(overrides);
     }
@@ -126,9 +137,14 @@ fn search(
     let mut total = 0usize;
     for (_, file) in &files {
         let shown = sandbox.display(file);
-        let _ = searcher.search_path(
+        // Opened beneath the root's handle: a file swapped for a link to outside the
+        // root since the walk listed it is not read.
+        let Ok(handle) = sandbox.open(file) else {
+            continue;
+        };
+        let _ = searcher.search_file(
             &matcher,
-            file,
+            &handle,
             Lossy(|number, line| {
                 total += 1;
                 if lines.len() < MAX_MATCHES {

@@ -1,10 +1,12 @@
-//! Running tool calls: the per-call pipeline (validate → snapshot → execute) and
 //! `DefaultToolPipeline`, the agent middleware that advertises tools and runs the
-//! model's calls.
+//! model's calls through the per-call pipeline ([`stages`]: validate → snapshot →
+//! execute) under its approval policy and timeouts ([`approval`]).
+
+mod approval;
+mod stages;
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -12,14 +14,19 @@ use futures_util::{FutureExt, StreamExt};
 
 use crate::trace::traced;
 
-use super::ToolOutput;
-use super::context::{
-    Approval, Decision, DelegateModel, NetworkPolicy, OutputDir, QuestionHandler, Redactions,
-    RootDir, Timeouts, ToolContext,
+pub use approval::{Approval, Decision, Timeouts};
+pub use stages::{
+    Execute, Snapshot, SnapshotOptions, StandardCallPipeline, ToolCallEnv, ToolSnapshot,
+    ToolValidation, Validate, ValidateOptions, standard_call_pipeline,
 };
+
+use super::context::ToolContext;
 use super::error::ToolError;
-use super::set::{Prepared, ToolSet};
-use super::truncate::{Truncation, truncate_owned};
+use super::network::NetworkPolicy;
+use super::sandbox::RootDir;
+use super::secrets::{Redactions, Secrets};
+use super::set::ToolSet;
+use super::truncate::{OutputDir, RETENTION, truncate_owned};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -27,171 +34,14 @@ use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::tool::ToolSpec;
 
-/// The env of one tool call as it goes through the per-call pipeline.
-///
-/// Each stage reads what the one before it left: [`Validate`] sets `prepared` (and
-/// `path` for calls that change a file), [`Snapshot`] locks `path` and records its
-/// prior state, [`Execute`] sets `result`. A stage that fails sets `result` to the
-/// error and does not call the next one.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct ToolCallEnv<'a, T: ?Sized> {
-    /// The call (after approval rewrote it, if it did).
-    pub call: ToolCall,
-    /// The tool set the call is dispatched in.
-    pub tools: &'a T,
-    /// What tools share.
-    pub context: &'a ToolContext,
-    /// The checked arguments, set by `Validate`.
-    pub prepared: Option<Prepared>,
-    /// The resolved file this call changes, set by `Validate`.
-    pub path: Option<PathBuf>,
-    /// Which end of a long output is kept.
-    pub truncation: Truncation,
-    /// The outcome, set by `Execute` or by a stage that refused the call.
-    pub result: Option<Result<ToolOutput, ToolError>>,
-}
-
-impl<'a, T: ?Sized> ToolCallEnv<'a, T> {
-    /// The env of `call`, before any stage ran.
-    pub fn new(call: ToolCall, tools: &'a T, context: &'a ToolContext) -> Self {
-        ToolCallEnv {
-            call,
-            tools,
-            context,
-            prepared: None,
-            path: None,
-            truncation: Truncation::Head,
-            result: None,
-        }
-    }
-}
-
-/// Checks the call against the tool set: an unknown tool, arguments that are not
-/// JSON, arguments that do not match the schema (naming the field and what was
-/// expected) and paths outside the root become error results.
-#[derive(crate::Middleware, Debug, Clone)]
-#[middleware(crate = crate)]
-pub struct Validate<A> {
-    app: A,
-}
-
-impl<'a, A, T> Handler<ToolCallEnv<'a, T>> for Validate<A>
-where
-    A: Handler<ToolCallEnv<'a, T>>,
-    T: ToolSet,
-{
-    async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
-        let prepared = match env.tools.prepare(&env.call) {
-            None => {
-                env.result = Some(Err(unknown(env.tools, &env.call.name)));
-                return Ok(());
-            }
-            Some(Err(error)) => {
-                env.result = Some(Err(error));
-                return Ok(());
-            }
-            Some(Ok(prepared)) => prepared,
-        };
-        if let Some(raw) = &prepared.mutates {
-            match env.context.resolve(raw) {
-                Ok(path) => env.path = Some(path),
-                Err(error) => {
-                    env.result = Some(Err(error.into()));
-                    return Ok(());
-                }
-            }
-        }
-        env.truncation = prepared.truncation;
-        env.prepared = Some(prepared);
-        self.app.call(env).await
-    }
-}
-
-fn unknown<T: ToolSet + ?Sized>(tools: &T, name: &str) -> ToolError {
-    let mut names = Vec::new();
-    tools.names(&mut names);
-    ToolError::UnknownTool {
-        name: name.to_string(),
-        available: names.join(", "),
-    }
-}
-
-/// For calls that change a file: waits for the file's lock (calls on the same file run
-/// one after the other, others in parallel) and records the file's prior state for
-/// `undo`. A snapshot of a call that failed is dropped again.
-#[derive(crate::Middleware, Debug, Clone)]
-#[middleware(crate = crate)]
-pub struct Snapshot<A> {
-    app: A,
-}
-
-impl<'a, A, T> Handler<ToolCallEnv<'a, T>> for Snapshot<A>
-where
-    A: Handler<ToolCallEnv<'a, T>>,
-    T: ToolSet,
-{
-    async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
-        let Some(path) = env.path.clone() else {
-            return self.app.call(env).await;
-        };
-        let cx = env.context;
-        let _guard = cx.locks().lock(&path).await;
-        let wants = env.prepared.as_ref().is_some_and(|p| p.snapshots);
-        let took = wants && cx.snapshots().save(&path);
-        self.app.call(env).await?;
-        if took && !matches!(env.result, Some(Ok(_))) {
-            cx.snapshots().pop(&path);
-        }
-        Ok(())
-    }
-}
-
-/// Runs the prepared call: the terminal of the per-call pipeline.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Execute;
-
-impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for Execute {
-    async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
-        let Some(prepared) = env.prepared.take() else {
-            env.result = Some(Err(ToolError::failed(
-                "internal error: the call was not validated (put `Validate` before `Execute`)",
-            )));
-            return Ok(());
-        };
-        env.result = Some(
-            match env.tools.run(&env.call.name, prepared, env.context).await {
-                Some(result) => result,
-                None => Err(unknown(env.tools, &env.call.name)),
-            },
-        );
-        Ok(())
-    }
-}
-
-crate::pipeline! {
-    /// The per-call pipeline [`DefaultToolPipeline`] runs each call through:
-    /// [`Validate`] → [`Snapshot`] → [`Execute`].
-    pub type StandardCallPipeline;
-    use Validate;
-    use Snapshot;
-    run Execute;
-}
-
 /// When `DefaultToolPipeline`'s `pipeline` option is not set, its slot holds
 /// `MissingOption`, which runs [`StandardCallPipeline`].
+// MERGE: goes when the derive gives generic options a default type (the macros
+// helper's `#[middleware(default_type = ..)]` or similar): then the `pipeline` field
+// below names `StandardCallPipeline` as its default and this impl is deleted.
 impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for crate::stack::MissingOption {
     async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
         standard_call_pipeline().call(env).await
-    }
-}
-
-/// Builds [`StandardCallPipeline`] with the same macro as agents.
-pub fn standard_call_pipeline() -> StandardCallPipeline {
-    crate::pipeline! {
-        use Validate;
-        use Snapshot;
-        run Execute;
     }
 }
 
@@ -210,11 +60,16 @@ pub fn standard_call_pipeline() -> StandardCallPipeline {
 /// - an unknown tool, arguments that are not JSON or do not match the schema, a tool
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
-/// - outputs longer than 2,000 lines or 50 KiB are cut, and the full text is saved
-///   in `output_dir`, named in the result (saved outputs older than a week are deleted
-///   when the pipeline first runs);
-/// - secrets from the environment (and the values of `redact`) are replaced by
-///   placeholders in every result.
+/// - every result, error results included, longer than 2,000 lines or 50 KiB is cut,
+///   and the full text is saved in `output_dir`, named in the result (saved outputs
+///   older than `output_retention` are deleted when the pipeline first runs);
+/// - secrets (from the environment unless `env_secrets` is off, and the values of
+///   `secrets` and `redact`) are replaced by placeholders in every result.
+///
+/// Nothing is read from the process or its environment except where an option's
+/// default says so: `root` (the working directory), `output_dir` (`$XDG_DATA_HOME` or
+/// `$HOME`) and `env_secrets` (the environment's secrets); each is read once, on the
+/// first call.
 ///
 /// ```
 /// use brute::{brute_agent, Loop, Message, ScriptedModel, ToolCall};
@@ -249,8 +104,9 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// execute). Add stages of your own between them:
     /// `pipeline: brute::pipeline! { use Validate; use MyAudit; use Snapshot; run Execute; }`.
     pipeline: P,
-    /// The directory filesystem tools are confined to (default: the working directory
-    /// when the pipeline first runs).
+    /// The directory filesystem tools are confined to (default:
+    /// [`RootDir::WorkingDir`](super::RootDir), the process's working directory when
+    /// the pipeline first runs).
     #[middleware(into)]
     root: RootDir,
     /// How many calls run at once (default 8).
@@ -265,20 +121,23 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// Decides before each call: allow, deny with a reason, or rewrite the arguments.
     #[middleware(into)]
     approval: Approval,
-    /// Answers the `question` tool (default: none; `question` then reports that no
-    /// one can be asked).
-    #[middleware(into)]
-    questions: QuestionHandler,
-    /// The model `delegate` runs its sub-agents on (default: none).
-    #[middleware(into)]
-    delegate: DelegateModel,
     /// What `fetch` may reach (default: public addresses only, 1 MiB, 5 redirects).
     network: NetworkPolicy,
-    /// Where truncated outputs are saved in full.
+    /// Where truncated outputs are saved in full (default: see
+    /// [`OutputDir`](super::OutputDir)).
     #[middleware(into)]
     output_dir: OutputDir,
-    /// Values to hide from tool results, beside the secrets found in the environment
-    /// (see [`ToolContext::redact`]).
+    /// Saved outputs in `output_dir` older than this are deleted when the pipeline
+    /// first runs (default: a week; `None` deletes nothing).
+    #[middleware(default = Some(RETENTION))]
+    output_retention: Option<Duration>,
+    /// Whether the secrets of the process environment are hidden from tool results
+    /// ([`Secrets::from_env`], read when the pipeline first runs; default true).
+    #[middleware(default = true)]
+    env_secrets: bool,
+    /// Secrets to hide from tool results beside those (default: none).
+    secrets: Secrets,
+    /// Values to hide from tool results, given in code: `redact: ["db-password"]`.
     #[middleware(into)]
     redact: Redactions,
     #[middleware(state)]
@@ -301,6 +160,11 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
                 format!("cannot find the working directory: {e}"),
             )
         })?;
+        let secrets = if self.env_secrets {
+            Secrets::from_env().union(&self.secrets)
+        } else {
+            self.secrets.clone()
+        };
         let context = ToolContext::new(&root)
             .map_err(|e| {
                 Error::layer(
@@ -308,13 +172,13 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
                     format!("the root directory `{}` is unusable: {e}", root.display()),
                 )
             })?
-            .with_questions(self.questions.clone())
-            .with_delegate(self.delegate.clone())
             .with_network(self.network.clone())
             .with_output_dir(self.output_dir.resolve())
-            .with_redactions(self.redact.clone());
-        // Saved outputs of earlier runs older than a week are deleted (best effort).
-        super::truncate::cleanup(context.output_dir(), super::truncate::RETENTION);
+            .with_secrets(secrets.with(self.redact.clone()));
+        if let Some(retention) = self.output_retention {
+            // Best effort: saved outputs that cannot be deleted stay.
+            super::truncate::cleanup(context.output_dir(), retention);
+        }
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
         Ok(self.shared.get_or_init(|| Shared { context, specs }))
@@ -375,15 +239,16 @@ where
             Ok(output) => (output.content, false),
             Err(error) => error_text(&name, &error),
         };
-        let text = context.redact_owned(text);
+        let text = context.secrets().redact_owned(text);
         (
-            truncate_owned(text, env.truncation, context.output_dir()),
+            truncate_owned(text, env.truncation, is_error, context.output_dir()),
             is_error,
         )
     }
 }
 
 fn error_text(name: &str, error: &ToolError) -> (String, bool) {
+    let name = super::error::quoted(name);
     (format!("Error: tool `{name}`: {error}"), true)
 }
 

@@ -1,0 +1,112 @@
+//! Per-call policy of `DefaultToolPipeline`: approval and per-tool timeouts.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::message::ToolCall;
+
+/// Timeouts of single tools, overriding the pipeline's `timeout`.
+///
+/// ```
+/// use std::time::Duration;
+/// let timeouts = brute::tools::Timeouts::from([("shell", Duration::from_secs(600))]);
+/// assert_eq!(timeouts.get("shell"), Some(Duration::from_secs(600)));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Timeouts(HashMap<String, Duration>);
+
+impl Timeouts {
+    /// The timeout of the tool `name`, if one is set.
+    pub fn get(&self, name: &str) -> Option<Duration> {
+        self.0.get(name).copied()
+    }
+
+    /// Whether no tool has a timeout of its own.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<const N: usize> From<[(&str, Duration); N]> for Timeouts {
+    fn from(pairs: [(&str, Duration); N]) -> Self {
+        Timeouts(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+}
+
+impl From<HashMap<String, Duration>> for Timeouts {
+    fn from(map: HashMap<String, Duration>) -> Self {
+        Timeouts(map)
+    }
+}
+
+/// What the approval policy decides about one call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Run it as it is.
+    Allow,
+    /// Do not run it; the model gets an error result with this reason.
+    Deny(String),
+    /// Run it with these arguments instead.
+    Rewrite(Value),
+}
+
+/// The approval policy: decides, before each call runs, to allow it, deny it with a
+/// reason, or rewrite its arguments. The default allows everything.
+///
+/// ```
+/// use brute::tools::{Approval, Decision};
+///
+/// let policy = Approval::new(|call| match call.name.as_str() {
+///     "shell" => Decision::Deny("shell is disabled here".into()),
+///     _ => Decision::Allow,
+/// });
+/// # let _ = policy;
+/// ```
+#[derive(Clone, Default)]
+pub struct Approval(Option<Arc<PolicyFn>>);
+
+type PolicyFn = dyn Fn(&ToolCall) -> Decision + Send + Sync;
+
+impl Approval {
+    /// A policy deciding with `f`.
+    pub fn new(f: impl Fn(&ToolCall) -> Decision + Send + Sync + 'static) -> Self {
+        Approval(Some(Arc::new(f)))
+    }
+
+    /// A policy denying the named tools and allowing the others.
+    pub fn deny(tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let denied: Vec<String> = tools.into_iter().map(Into::into).collect();
+        Approval::new(move |call| {
+            if denied.contains(&call.name) {
+                Decision::Deny(format!(
+                    "the tool `{}` is not allowed by the approval policy",
+                    call.name
+                ))
+            } else {
+                Decision::Allow
+            }
+        })
+    }
+
+    /// The decision for `call`.
+    pub fn decide(&self, call: &ToolCall) -> Decision {
+        match &self.0 {
+            Some(f) => f(call),
+            None => Decision::Allow,
+        }
+    }
+}
+
+impl fmt::Debug for Approval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Approval(policy)"
+        } else {
+            "Approval(allow all)"
+        })
+    }
+}

@@ -1,0 +1,11 @@
+// The per-call tool stages are ordered at compile time: `Snapshot` locks and records
+// the file that `Validate` resolves, so it must sit inside `Validate`.
+use brute::tools::{Execute, Snapshot, Validate};
+
+fn main() {
+    let _per_call = brute::pipeline! {
+        use Snapshot;
+        use Validate;
+        run Execute;
+    };
+}
