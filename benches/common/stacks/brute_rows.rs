@@ -1,0 +1,247 @@
+//! The brute rows: the default stack, the default stack with each tool-pipeline
+//! feature a user can switch off today switched off, and two minimal tool layers of
+//! our own. One function per row; the tool is the only other brute-specific code.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use brute::tools::{Execute, ToolContext, ToolError, ToolOutput, ToolSet, Truncation, Validate};
+use brute::{
+    Agent, DefaultToolPipeline, Env, Error, Handler, Loop, MaxIterations, Middleware,
+    ScriptedModel, SystemPrompt, Tool, ToolSpec, brute_agent,
+};
+
+use super::scenario::{
+    DESCRIPTION, Noop, NoopArgs, PROMPT, TOOL, USER, advertise, run_calls, spec,
+};
+
+/// The no-op tool as a brute `Tool` (written by hand: a `#[tool]` fn cannot hold the
+/// run counter).
+#[derive(Clone, Debug)]
+pub struct NoopTool {
+    body: Noop,
+    truncation: Truncation,
+}
+
+impl NoopTool {
+    /// The tool with brute's default truncation (keep the head of a long output).
+    pub fn new(body: Noop) -> Self {
+        NoopTool {
+            body,
+            truncation: Truncation::Head,
+        }
+    }
+
+    /// The tool with truncation switched off (`Tool::truncation` is `None`).
+    pub fn untruncated(body: Noop) -> Self {
+        NoopTool {
+            body,
+            truncation: Truncation::None,
+        }
+    }
+}
+
+impl Tool for NoopTool {
+    type Args = NoopArgs;
+
+    fn name(&self) -> &str {
+        TOOL
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    async fn call(&self, args: NoopArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::from(self.body.run(args).await))
+    }
+
+    fn truncation(&self) -> Truncation {
+        self.truncation
+    }
+}
+
+/// A brute agent and the tool body it runs.
+pub struct BruteRow<H> {
+    agent: Agent<H>,
+}
+
+impl<H: Handler<Env>> BruteRow<H> {
+    /// One turn.
+    pub async fn turn(&self) -> Result<Env, Error> {
+        Ok(self.agent.start(USER).await?.env)
+    }
+}
+
+/// brute's default stack.
+pub fn default_stack(
+    model: ScriptedModel,
+    tool: Noop,
+    root: PathBuf,
+) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopTool::new(tool),), root: root };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with the per-call pipeline's `Snapshot` stage (file locks and
+/// undo snapshots) left out: `Validate` → `Execute`.
+pub fn no_snapshot(model: ScriptedModel, tool: Noop, root: PathBuf) -> BruteRow<impl Handler<Env>> {
+    let per_call = brute::pipeline! {
+        use Validate;
+        run Execute;
+    };
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopTool::new(tool),), root: root, pipeline: per_call };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with a tool that switches truncation off.
+pub fn no_truncation(
+    model: ScriptedModel,
+    tool: Noop,
+    root: PathBuf,
+) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopTool::untruncated(tool),), root: root };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with everything a user can switch off switched off.
+pub fn all_off(model: ScriptedModel, tool: Noop, root: PathBuf) -> BruteRow<impl Handler<Env>> {
+    let per_call = brute::pipeline! {
+        use Validate;
+        run Execute;
+    };
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopTool::untruncated(tool),), root: root, pipeline: per_call };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with [`RunTools`] instead of `DefaultToolPipeline`.
+pub fn minimal(model: ScriptedModel, tool: Noop, root: PathBuf) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use RunTools { tools: (NoopTool::new(tool),), root: root };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with [`DirectTools`] instead of `DefaultToolPipeline`: what
+/// remains is brute's layers and terminal.
+pub fn direct(model: ScriptedModel, tool: Noop) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DirectTools { tool: tool };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// A minimal tool layer over brute's tool API: advertises a `ToolSet`, and runs the
+/// calls of the reply one after the other through `ToolSet::prepare` and
+/// `ToolSet::run`, with no approval, timeout, panic guard, redaction, truncation or
+/// snapshot.
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::ToolPipeline)]
+pub struct RunTools<A, T> {
+    app: A,
+    /// The tools.
+    tools: T,
+    /// The root the tools' context confines them to.
+    #[middleware(into)]
+    root: PathBuf,
+    #[middleware(state)]
+    shared: OnceLock<(ToolContext, Vec<ToolSpec>)>,
+}
+
+impl<A, T: ToolSet> RunTools<A, T> {
+    fn shared(&self) -> Result<&(ToolContext, Vec<ToolSpec>), Error> {
+        if let Some(shared) = self.shared.get() {
+            return Ok(shared);
+        }
+        let context = ToolContext::new(&self.root).map_err(|e| {
+            Error::layer("RunTools", format!("root `{}`: {e}", self.root.display()))
+        })?;
+        let mut specs = Vec::new();
+        self.tools.specs(&mut specs);
+        Ok(self.shared.get_or_init(|| (context, specs)))
+    }
+}
+
+impl<A: Handler<Env>, T: ToolSet> Handler<Env> for RunTools<A, T> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        let (context, specs) = self.shared()?;
+        for spec in specs {
+            advertise(env, spec);
+        }
+        self.app.call(env).await?;
+        let Some(last) = env.messages.len().checked_sub(1) else {
+            return Ok(());
+        };
+        for i in 0..env.messages[last].tool_calls.len() {
+            let call = &env.messages[last].tool_calls[i];
+            let id = call.id.clone();
+            let result = match self.tools.prepare(call) {
+                Some(Ok(prepared)) => self.tools.run(&call.name, prepared, context).await,
+                Some(Err(error)) => Some(Err(error)),
+                None => None,
+            };
+            let content = match result {
+                Some(Ok(output)) => output.content,
+                Some(Err(error)) => format!("Error: tool `{}`: {error}", call.name),
+                None => format!("Error: unknown tool `{}`", call.name),
+            };
+            env.messages.push(brute::Message::tool_result(id, content));
+            env.persist().await?;
+        }
+        Ok(())
+    }
+}
+
+/// The smallest tool layer: advertises the no-op tool and runs its calls by calling
+/// its body directly (the hand-written loop's code), so that this row differs from
+/// the hand-written one only by brute's layers and terminal.
+#[derive(Middleware)]
+#[middleware(provides = brute::kind::ToolPipeline)]
+pub struct DirectTools<A> {
+    app: A,
+    /// The tool body.
+    tool: Noop,
+    #[middleware(state)]
+    spec: OnceLock<ToolSpec>,
+}
+
+impl<A: Handler<Env>> Handler<Env> for DirectTools<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        advertise(env, self.spec.get_or_init(spec));
+        self.app.call(env).await?;
+        run_calls(env, &self.tool).await;
+        env.persist().await
+    }
+}
