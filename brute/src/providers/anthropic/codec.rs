@@ -1,0 +1,247 @@
+//! [`Codec`]: the request parameters, the encoder and the decoder of the Messages API.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::stream::{Assembled, StreamDecoder};
+use super::wire::{Block, Request, Response, Turn, blocks};
+use crate::error::ModelError;
+use crate::message::{Message, Role, ToolCall};
+use crate::model::{Completion, Usage};
+use crate::providers::errors::body_error;
+use crate::providers::sse::DEFAULT_MAX_EVENT_BYTES;
+use crate::providers::{ToolsCache, WireFormat, read_body, write_body};
+use crate::tool::ToolSpec;
+
+/// `max_tokens` when none is set: the API requires the field.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The API version sent in `anthropic-version`.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The model name and request parameters of a Messages call, with the encoder and
+/// decoders of its wire format.
+///
+/// Cloning is cheap; clones share the cache of serialised tool schemas.
+#[derive(Clone, Debug)]
+pub struct Codec {
+    model: Arc<str>,
+    params: Arc<Params>,
+    tools: ToolsCache,
+}
+
+/// The request fields beside the model, the system prompt, the messages and the tools.
+#[derive(Clone, Debug, Serialize)]
+pub(super) struct Params {
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_k: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    stop_sequences: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            max_tokens: DEFAULT_MAX_TOKENS,
+            temperature: None,
+            top_p: None,
+            top_k: None,
+            stop_sequences: Vec::new(),
+            thinking: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct Thinking {
+    r#type: &'static str,
+    budget_tokens: u32,
+}
+
+request_params!(Codec {
+    /// The most tokens to generate (`max_tokens`, default [`DEFAULT_MAX_TOKENS`]).
+    fn max_tokens(max_tokens: u32) |p| p.max_tokens = max_tokens;
+    /// Sampling temperature (`temperature`).
+    fn temperature(temperature: f32) |p| p.temperature = Some(temperature);
+    /// Nucleus sampling (`top_p`).
+    fn top_p(top_p: f32) |p| p.top_p = Some(top_p);
+    /// Top-k sampling (`top_k`).
+    fn top_k(top_k: u32) |p| p.top_k = Some(top_k);
+    /// Stop sequences (`stop_sequences`).
+    fn stop(stop: impl IntoIterator<Item = impl Into<String>>)
+        |p| p.stop_sequences = stop.into_iter().map(Into::into).collect();
+    /// Extended thinking with a token budget below `max_tokens`
+    /// (`thinking: {type: "enabled", budget_tokens}`).
+    fn thinking(budget_tokens: u32)
+        |p| p.thinking = Some(Thinking { r#type: "enabled", budget_tokens });
+    /// Any other request field, sent as given (`tool_choice`, `metadata`, ...).
+    fn param(key: impl Into<String>, value: Value) |p| p.extra.insert(key.into(), value);
+});
+
+impl Codec {
+    /// A codec for `model` with `max_tokens` = [`DEFAULT_MAX_TOKENS`].
+    pub fn new(model: impl Into<Arc<str>>) -> Self {
+        Codec {
+            model: model.into(),
+            params: Arc::default(),
+            tools: ToolsCache::default(),
+        }
+    }
+
+    /// The model name sent in requests.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The JSON request body for `messages` and `tools`.
+    pub fn encode(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError> {
+        let tools = self.tools.encoded(Self::NAME, tools, encode_tools)?;
+        let mut system = String::new();
+        let mut turns: Vec<Turn<'_>> = Vec::with_capacity(messages.len());
+        for message in messages {
+            let role = match message.role {
+                Role::System => {
+                    if !system.is_empty() {
+                        system.push_str("\n\n");
+                    }
+                    system.push_str(&message.content);
+                    continue;
+                }
+                Role::User | Role::Tool => "user",
+                Role::Assistant => "assistant",
+            };
+            let blocks = blocks(message);
+            if blocks.is_empty() {
+                continue;
+            }
+            match turns.last_mut() {
+                // The API wants alternating turns: tool results and the user text
+                // after them form one user turn.
+                Some(last) if last.role == role => last.content.extend(blocks),
+                _ => turns.push(Turn {
+                    role,
+                    content: blocks,
+                }),
+            }
+        }
+        let request = Request {
+            model: &self.model,
+            system: Some(system.as_str()).filter(|s| !s.is_empty()),
+            messages: &turns,
+            tools: tools.as_deref(),
+            stream,
+            params: &self.params,
+        };
+        write_body(Self::NAME, messages, &request)
+    }
+
+    /// Decodes a non-streamed response body. `place` names the source in errors.
+    pub fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
+        let response: Response = read_body(body, place, "a message")?;
+        if let Some(error) = &response.error {
+            return Err(body_error(place, error));
+        }
+        let content = response.content.ok_or_else(|| {
+            ModelError::Malformed(format!("{place}: the response has no content"))
+        })?;
+        let mut assembled = Assembled::default();
+        for block in content {
+            match block {
+                Block::Text { text } => assembled.content.push_str(&text),
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => {
+                    assembled.reasoning.push_str(&thinking);
+                    assembled.signature.push_str(&signature);
+                }
+                Block::ToolUse { id, name, input } => {
+                    assembled.calls.push(ToolCall::new(id, name, input))
+                }
+                Block::Other => {}
+            }
+        }
+        Ok(Completion {
+            message: assembled.into_message(),
+            usage: response.usage.map(Usage::from),
+        })
+    }
+
+    /// A decoder for a streamed response, with the default event size limit
+    /// ([`DEFAULT_MAX_EVENT_BYTES`]). `place` names the source in errors.
+    pub fn stream_decoder(place: impl Into<String>) -> StreamDecoder {
+        StreamDecoder::new(place.into(), DEFAULT_MAX_EVENT_BYTES)
+    }
+}
+
+impl WireFormat for Codec {
+    type Stream = StreamDecoder;
+    const NAME: &'static str = "anthropic";
+    const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
+    const HEADERS: &'static [(&'static str, &'static str)] =
+        &[("anthropic-version", ANTHROPIC_VERSION)];
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// `{base_url}/v1/messages`; a base URL that already ends in `/v1` is accepted.
+    fn endpoint(base_url: &str) -> String {
+        let base = base_url.trim().trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        format!("{base}/v1/messages")
+    }
+
+    fn encode(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError> {
+        Codec::encode(self, messages, tools, stream)
+    }
+
+    fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
+        Codec::decode(body, place)
+    }
+
+    fn stream_decoder(place: String, max_event_bytes: usize) -> StreamDecoder {
+        StreamDecoder::new(place, max_event_bytes)
+    }
+}
+
+fn encode_tools(tools: &[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error> {
+    #[derive(Serialize)]
+    struct Tool<'a> {
+        name: &'a str,
+        description: &'a str,
+        input_schema: &'a Value,
+    }
+    let tools: Vec<Tool<'_>> = tools
+        .iter()
+        .map(|t| Tool {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.parameters,
+        })
+        .collect();
+    serde_json::value::to_raw_value(&tools)
+}
