@@ -56,29 +56,8 @@ use crate::error::ModelError;
 use crate::message::Message;
 use crate::tool::ToolSpec;
 
-/// Declares a wire format's request parameters once: each becomes a builder method of
-/// its `Codec` (setting a field of its `Arc`'d parameters) and one of the
-/// [`HttpModel`] over that codec (delegating to it).
-macro_rules! request_params {
-    ($codec:ident {
-        $( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),+) |$p:ident| $set:expr; )*
-    }) => {
-        impl $codec {
-            $( $(#[$doc])* pub fn $name(mut self, $($arg: $ty),+) -> Self {
-                let $p = std::sync::Arc::make_mut(&mut self.params);
-                $set;
-                self
-            } )*
-        }
-
-        #[cfg(feature = "http")]
-        impl crate::providers::HttpModel<$codec> {
-            $( $(#[$doc])* pub fn $name(self, $($arg: $ty),+) -> Self {
-                self.with_wire(|codec| codec.$name($($arg),+))
-            } )*
-        }
-    };
-}
+#[macro_use]
+mod macros;
 
 pub mod anthropic;
 #[cfg(feature = "http")]
@@ -90,6 +69,7 @@ pub mod openai;
 mod redact;
 mod replay;
 mod sse;
+mod stream;
 
 #[cfg(feature = "http")]
 pub use client::{
@@ -210,6 +190,34 @@ pub(crate) fn decode_arguments(raw: &str) -> Value {
         return Value::Object(Default::default());
     }
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+}
+
+/// A tool as both APIs declare it: `name`, `description` and the JSON schema of its
+/// arguments under `schema_key` (`parameters`, `input_schema`).
+pub(crate) struct ToolDecl<'a> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) schema_key: &'static str,
+}
+
+impl Serialize for ToolDecl<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("name", &self.spec.name)?;
+        map.serialize_entry("description", &self.spec.description)?;
+        map.serialize_entry(self.schema_key, &*self.spec.parameters)?;
+        map.end()
+    }
+}
+
+/// What a request body is made of, once the tools are encoded.
+pub(crate) struct Outgoing<'a> {
+    /// The conversation.
+    pub(crate) messages: &'a [Message],
+    /// The advertised tools as a JSON array, if any.
+    pub(crate) tools: Option<&'a RawValue>,
+    /// Whether to ask for an event stream.
+    pub(crate) stream: bool,
 }
 
 /// Serialises a request for `messages` into a body sized for them.

@@ -1,7 +1,5 @@
 //! [`Codec`]: the request parameters, the encoder and the decoder of the Messages API.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -9,11 +7,9 @@ use serde_json::{Map, Value};
 use super::stream::{Assembled, StreamDecoder};
 use super::wire::{Block, Request, Response, Turn, blocks};
 use crate::error::ModelError;
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{Role, ToolCall};
 use crate::model::{Completion, Usage};
-use crate::providers::errors::body_error;
-use crate::providers::sse::DEFAULT_MAX_EVENT_BYTES;
-use crate::providers::{ToolsCache, WireFormat, read_body, write_body};
+use crate::providers::{Outgoing, ToolDecl, WireFormat, write_body};
 use crate::tool::ToolSpec;
 
 /// `max_tokens` when none is set: the API requires the field.
@@ -22,15 +18,18 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// The API version sent in `anthropic-version`.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// The model name and request parameters of a Messages call, with the encoder and
-/// decoders of its wire format.
-///
-/// Cloning is cheap; clones share the cache of serialised tool schemas.
-#[derive(Clone, Debug)]
-pub struct Codec {
-    model: Arc<str>,
-    params: Arc<Params>,
-    tools: ToolsCache,
+codec! {
+    /// The model name and request parameters of a Messages call, with the
+    /// encoder and decoders of its wire format.
+    pub struct Codec for "anthropic" {
+        key_header: ("x-api-key", ""),
+        headers: &[("anthropic-version", ANTHROPIC_VERSION)],
+        endpoint: endpoint,
+        params: Params,
+        tools: encode_tools,
+        response: Response as "a message",
+        stream: StreamDecoder,
+    }
 }
 
 /// The request fields beside the model, the system prompt, the messages and the tools.
@@ -92,31 +91,11 @@ request_params!(Codec {
 });
 
 impl Codec {
-    /// A codec for `model` with `max_tokens` = [`DEFAULT_MAX_TOKENS`].
-    pub fn new(model: impl Into<Arc<str>>) -> Self {
-        Codec {
-            model: model.into(),
-            params: Arc::default(),
-            tools: ToolsCache::default(),
-        }
-    }
-
-    /// The model name sent in requests.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// The JSON request body for `messages` and `tools`.
-    pub fn encode(
-        &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
-        stream: bool,
-    ) -> Result<Vec<u8>, ModelError> {
-        let tools = self.tools.encoded(Self::NAME, tools, encode_tools)?;
+    /// The request body once the tools are encoded.
+    fn body(&self, out: Outgoing<'_>) -> Result<Vec<u8>, ModelError> {
         let mut system = String::new();
-        let mut turns: Vec<Turn<'_>> = Vec::with_capacity(messages.len());
-        for message in messages {
+        let mut turns: Vec<Turn<'_>> = Vec::with_capacity(out.messages.len());
+        for message in out.messages {
             let role = match message.role {
                 Role::System => {
                     if !system.is_empty() {
@@ -146,19 +125,15 @@ impl Codec {
             model: &self.model,
             system: Some(system.as_str()).filter(|s| !s.is_empty()),
             messages: &turns,
-            tools: tools.as_deref(),
-            stream,
+            tools: out.tools,
+            stream: out.stream,
             params: &self.params,
         };
-        write_body(Self::NAME, messages, &request)
+        write_body(Self::NAME, out.messages, &request)
     }
 
-    /// Decodes a non-streamed response body. `place` names the source in errors.
-    pub fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
-        let response: Response = read_body(body, place, "a message")?;
-        if let Some(error) = &response.error {
-            return Err(body_error(place, error));
-        }
+    /// The reply in a response that holds no error object.
+    fn completion(response: Response, place: &str) -> Result<Completion, ModelError> {
         let content = response.content.ok_or_else(|| {
             ModelError::Malformed(format!("{place}: the response has no content"))
         })?;
@@ -184,64 +159,22 @@ impl Codec {
             usage: response.usage.map(Usage::from),
         })
     }
-
-    /// A decoder for a streamed response, with the default event size limit
-    /// ([`DEFAULT_MAX_EVENT_BYTES`]). `place` names the source in errors.
-    pub fn stream_decoder(place: impl Into<String>) -> StreamDecoder {
-        StreamDecoder::new(place.into(), DEFAULT_MAX_EVENT_BYTES)
-    }
-}
-
-impl WireFormat for Codec {
-    type Stream = StreamDecoder;
-    const NAME: &'static str = "anthropic";
-    const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
-    const HEADERS: &'static [(&'static str, &'static str)] =
-        &[("anthropic-version", ANTHROPIC_VERSION)];
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// `{base_url}/v1/messages`; a base URL that already ends in `/v1` is accepted.
-    fn endpoint(base_url: &str) -> String {
-        let base = base_url.trim().trim_end_matches('/');
-        let base = base.strip_suffix("/v1").unwrap_or(base);
-        format!("{base}/v1/messages")
-    }
-
-    fn encode(
-        &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
-        stream: bool,
-    ) -> Result<Vec<u8>, ModelError> {
-        Codec::encode(self, messages, tools, stream)
-    }
-
-    fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
-        Codec::decode(body, place)
-    }
-
-    fn stream_decoder(place: String, max_event_bytes: usize) -> StreamDecoder {
-        StreamDecoder::new(place, max_event_bytes)
-    }
 }
 
 fn encode_tools(tools: &[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error> {
-    #[derive(Serialize)]
-    struct Tool<'a> {
-        name: &'a str,
-        description: &'a str,
-        input_schema: &'a Value,
-    }
-    let tools: Vec<Tool<'_>> = tools
+    let tools: Vec<ToolDecl<'_>> = tools
         .iter()
-        .map(|t| Tool {
-            name: &t.name,
-            description: &t.description,
-            input_schema: &t.parameters,
+        .map(|spec| ToolDecl {
+            spec,
+            schema_key: "input_schema",
         })
         .collect();
     serde_json::value::to_raw_value(&tools)
+}
+
+/// `{base_url}/v1/messages`; a base URL that already ends in `/v1` is accepted.
+fn endpoint(base_url: &str) -> String {
+    let base = base_url.trim().trim_end_matches('/');
+    let base = base.strip_suffix("/v1").unwrap_or(base);
+    format!("{base}/v1/messages")
 }

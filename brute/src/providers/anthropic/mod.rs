@@ -33,34 +33,22 @@ pub use stream::StreamDecoder;
 /// Anthropic's API address, used when `ANTHROPIC_BASE_URL` is not set.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 
-/// A Claude model over the Anthropic Messages API. The
-/// [`HttpModel`](super::HttpModel) over [`Codec`]: its builder methods (`stream`,
-/// timeouts, limits, `record_to`) are there, with the request parameters of [`Codec`]
-/// (`max_tokens`, `thinking`, ...).
-///
-/// ```no_run
-/// use brute::{brute_agent, Anthropic};
-///
-/// # async fn run() -> Result<(), brute::Error> {
-/// // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, if set) come from the environment.
-/// let model = Anthropic::new("claude-sonnet-4-5").max_tokens(2048).thinking(1024).stream(true);
-/// let agent = brute_agent! { run model; };
-/// println!("{:?}", agent.start("Say hi").await?.text());
-/// # Ok(()) }
-/// ```
-///
-/// Its `Debug` output never shows the key, and no error it returns carries it.
-#[cfg(feature = "anthropic")]
-pub type Anthropic = super::HttpModel<Codec>;
-
-#[cfg(feature = "anthropic")]
-impl Anthropic {
-    /// `model` with the key in `ANTHROPIC_API_KEY`, at `ANTHROPIC_BASE_URL` when set.
-    pub fn new(model: impl Into<std::sync::Arc<str>>) -> Self {
-        let base = std::env::var("ANTHROPIC_BASE_URL")
-            .ok()
-            .filter(|u| !u.trim().is_empty())
-            .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned());
-        Self::from_wire(Codec::new(model), base).key(super::ApiKey::from_env("ANTHROPIC_API_KEY"))
-    }
+http_model! {
+    /// A Claude model over the Anthropic Messages API. The
+    /// [`HttpModel`](super::HttpModel) over [`Codec`]: its builder methods (`stream`,
+    /// timeouts, limits, `record_to`) are there, with the request parameters of [`Codec`]
+    /// (`max_tokens`, `thinking`, ...).
+    ///
+    /// ```no_run
+    /// use brute::{brute_agent, Anthropic};
+    ///
+    /// # async fn run() -> Result<(), brute::Error> {
+    /// // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, if set) come from the environment.
+    /// let model = Anthropic::new("claude-sonnet-4-5").max_tokens(2048).thinking(1024).stream(true);
+    /// let agent = brute_agent! { run model; };
+    /// println!("{:?}", agent.start("Say hi").await?.text());
+    /// # Ok(()) }
+    /// ```
+    pub type Anthropic = HttpModel<Codec>
+        from env("ANTHROPIC_BASE_URL", ANTHROPIC_BASE_URL, "ANTHROPIC_API_KEY") if feature "anthropic";
 }

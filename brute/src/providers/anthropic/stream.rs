@@ -8,8 +8,8 @@ use crate::error::ModelError;
 use crate::message::{Message, ToolCall};
 use crate::model::Completion;
 use crate::providers::errors::{body_error, quote};
-use crate::providers::sse::SseParser;
-use crate::providers::{Deltas, StreamDecode, decode_arguments};
+use crate::providers::stream::Assemble;
+use crate::providers::{Deltas, decode_arguments};
 
 /// The parts of a reply, gathered from its blocks.
 #[derive(Default)]
@@ -29,15 +29,12 @@ impl Assembled {
     }
 }
 
-/// Assembles a streamed Messages response (`message_start`, `content_block_*`,
-/// `message_delta`, `message_stop`) into the message a non-streamed call returns,
-/// emitting [`Event::ContentDelta`](crate::Event::ContentDelta) and
-/// [`Event::ReasoningDelta`](crate::Event::ReasoningDelta) on the way.
-/// `input_json_delta` fragments are joined per block and parsed at its end.
-#[derive(Debug)]
-pub struct StreamDecoder {
-    sse: SseParser,
-    state: State,
+stream_decoder! {
+    /// Assembles a streamed Messages response (`message_start`, `content_block_*`,
+    /// `message_delta`, `message_stop`) into the message a non-streamed call returns,
+    /// emitting content and reasoning deltas on the way. `input_json_delta`
+    /// fragments are joined per block and parsed at its end.
+    pub struct StreamDecoder(State);
 }
 
 /// What the events so far have said.
@@ -62,76 +59,7 @@ enum StreamBlock {
     Other,
 }
 
-impl StreamDecoder {
-    pub(super) fn new(place: String, max_event_bytes: usize) -> Self {
-        StreamDecoder {
-            sse: SseParser::new(place, max_event_bytes),
-            state: State::default(),
-        }
-    }
-
-    /// Feeds the next bytes of the stream; deltas are emitted on `env`.
-    pub fn feed(&mut self, bytes: &[u8], env: &Env) -> Result<(), ModelError> {
-        let state = &mut self.state;
-        self.sse
-            .feed(bytes, |place, data| state.event(place, data, env))
-    }
-
-    /// Ends the stream and returns the assembled completion. A stream without its
-    /// `message_stop` is a dropped connection.
-    pub fn finish(mut self, env: &Env) -> Result<Completion, ModelError> {
-        let state = &mut self.state;
-        self.sse
-            .finish(|place, data| state.event(place, data, env))?;
-        let state = self.state;
-        if !state.stopped {
-            return Err(ModelError::Connection(format!(
-                "{}: the stream ended before message_stop",
-                self.sse.place()
-            )));
-        }
-        let mut calls = Vec::new();
-        for (_, block) in state.blocks {
-            if let StreamBlock::ToolUse {
-                id,
-                name,
-                json,
-                input,
-            } = block
-            {
-                let arguments = if json.trim().is_empty() && input.is_object() {
-                    input
-                } else {
-                    decode_arguments(&json)
-                };
-                calls.push(ToolCall::new(id, name, arguments));
-            }
-        }
-        let (content, reasoning) = state.text.into_parts();
-        let assembled = Assembled {
-            content,
-            reasoning: reasoning.unwrap_or_default(),
-            signature: state.signature,
-            calls,
-        };
-        Ok(Completion {
-            message: assembled.into_message(),
-            usage: state.has_usage.then(|| state.usage.into()),
-        })
-    }
-}
-
-impl StreamDecode for StreamDecoder {
-    fn feed(&mut self, bytes: &[u8], env: &Env) -> Result<(), ModelError> {
-        StreamDecoder::feed(self, bytes, env)
-    }
-
-    fn finish(self, env: &Env) -> Result<Completion, ModelError> {
-        StreamDecoder::finish(self, env)
-    }
-}
-
-impl State {
+impl Assemble for State {
     fn event(&mut self, place: &str, data: &str, env: &Env) -> Result<(), ModelError> {
         let event: StreamEvent = serde_json::from_str(data).map_err(|e| {
             ModelError::Malformed(format!(
@@ -202,6 +130,45 @@ impl State {
         Ok(())
     }
 
+    /// Ends the stream. A stream without its `message_stop` is a dropped connection.
+    fn complete(self, place: &str) -> Result<Completion, ModelError> {
+        if !self.stopped {
+            return Err(ModelError::Connection(format!(
+                "{place}: the stream ended before message_stop"
+            )));
+        }
+        let mut calls = Vec::new();
+        for (_, block) in self.blocks {
+            if let StreamBlock::ToolUse {
+                id,
+                name,
+                json,
+                input,
+            } = block
+            {
+                let arguments = if json.trim().is_empty() && input.is_object() {
+                    input
+                } else {
+                    decode_arguments(&json)
+                };
+                calls.push(ToolCall::new(id, name, arguments));
+            }
+        }
+        let (content, reasoning) = self.text.into_parts();
+        let assembled = Assembled {
+            content,
+            reasoning: reasoning.unwrap_or_default(),
+            signature: self.signature,
+            calls,
+        };
+        Ok(Completion {
+            message: assembled.into_message(),
+            usage: self.has_usage.then(|| self.usage.into()),
+        })
+    }
+}
+
+impl State {
     /// `message_delta` usage is cumulative; fields it lacks keep their earlier values.
     fn merge_usage(&mut self, usage: WireUsage) {
         self.has_usage = true;

@@ -99,6 +99,17 @@ impl<F: WireFormat> HttpModel<F> {
         }
     }
 
+    /// A model speaking `wire` to the API root in the environment variable `base_var`
+    /// (`default_base` when unset or empty), with the key in `key_var` (none when
+    /// unset): what the providers' `new` does.
+    pub(crate) fn from_env(wire: F, base_var: &str, default_base: &str, key_var: &str) -> Self {
+        let base = std::env::var(base_var)
+            .ok()
+            .filter(|u| !u.trim().is_empty());
+        Self::from_wire(wire, base.as_deref().unwrap_or(default_base))
+            .key(ApiKey::from_env(key_var))
+    }
+
     /// Sends requests to the API root `base_url` instead.
     pub fn base_url(mut self, base_url: impl AsRef<str>) -> Self {
         self.url = F::endpoint(base_url.as_ref()).into();

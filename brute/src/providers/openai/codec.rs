@@ -1,8 +1,6 @@
 //! [`Codec`]: the request parameters, the encoder and the decoder of the Chat
 //! Completions API.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -12,20 +10,21 @@ use super::wire::{Request, Response, StreamOptions, WireMessages};
 use crate::error::ModelError;
 use crate::message::{Message, ToolCall};
 use crate::model::{Completion, Usage};
-use crate::providers::errors::body_error;
-use crate::providers::sse::DEFAULT_MAX_EVENT_BYTES;
-use crate::providers::{ToolsCache, WireFormat, decode_arguments, read_body, write_body};
+use crate::providers::{Outgoing, ToolDecl, WireFormat, decode_arguments, write_body};
 use crate::tool::ToolSpec;
 
-/// The model name and request parameters of a Chat Completions call, with the encoder
-/// and decoders of its wire format.
-///
-/// Cloning is cheap; clones share the cache of serialised tool schemas.
-#[derive(Clone, Debug)]
-pub struct Codec {
-    model: Arc<str>,
-    params: Arc<Params>,
-    tools: ToolsCache,
+codec! {
+    /// The model name and request parameters of a Chat Completions call, with the
+    /// encoder and decoders of its wire format.
+    pub struct Codec for "openai" {
+        key_header: ("authorization", "Bearer "),
+        headers: &[],
+        endpoint: endpoint,
+        params: Params,
+        tools: encode_tools,
+        response: Response as "a chat completion",
+        stream: StreamDecoder,
+    }
 }
 
 /// The request fields beside the model, the messages and the tools.
@@ -76,49 +75,24 @@ request_params!(Codec {
 });
 
 impl Codec {
-    /// A codec for `model` with the server's default parameters.
-    pub fn new(model: impl Into<Arc<str>>) -> Self {
-        Codec {
-            model: model.into(),
-            params: Arc::default(),
-            tools: ToolsCache::default(),
-        }
-    }
-
-    /// The model name sent in requests.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// The JSON request body for `messages` and `tools`; `stream` asks for an event
-    /// stream with usage in its last chunk.
-    pub fn encode(
-        &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
-        stream: bool,
-    ) -> Result<Vec<u8>, ModelError> {
-        let tools = self.tools.encoded(Self::NAME, tools, encode_tools)?;
+    /// The request body once the tools are encoded.
+    fn body(&self, out: Outgoing<'_>) -> Result<Vec<u8>, ModelError> {
         let request = Request {
             model: &self.model,
-            messages: WireMessages(messages),
-            parallel_tool_calls: tools.as_ref().and(self.params.parallel_tool_calls),
-            tools: tools.as_deref(),
-            stream,
-            stream_options: stream.then_some(StreamOptions {
+            messages: WireMessages(out.messages),
+            parallel_tool_calls: out.tools.and(self.params.parallel_tool_calls),
+            tools: out.tools,
+            stream: out.stream,
+            stream_options: out.stream.then_some(StreamOptions {
                 include_usage: true,
             }),
             params: &self.params,
         };
-        write_body(Self::NAME, messages, &request)
+        write_body(Self::NAME, out.messages, &request)
     }
 
-    /// Decodes a non-streamed response body. `place` names the source in errors.
-    pub fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
-        let response: Response = read_body(body, place, "a chat completion")?;
-        if let Some(error) = &response.error {
-            return Err(body_error(place, error));
-        }
+    /// The reply in a response that holds no error object.
+    fn completion(response: Response, place: &str) -> Result<Completion, ModelError> {
         let choice = response.choices.into_iter().next().ok_or_else(|| {
             ModelError::Malformed(format!("{place}: the response has no choices"))
         })?;
@@ -145,68 +119,28 @@ impl Codec {
             usage: response.usage.map(Usage::from),
         })
     }
-
-    /// A decoder for a streamed response, with the default event size limit
-    /// ([`DEFAULT_MAX_EVENT_BYTES`]). `place` names the source in errors.
-    pub fn stream_decoder(place: impl Into<String>) -> StreamDecoder {
-        StreamDecoder::new(place.into(), DEFAULT_MAX_EVENT_BYTES)
-    }
-}
-
-impl WireFormat for Codec {
-    type Stream = StreamDecoder;
-    const NAME: &'static str = "openai";
-    const KEY_HEADER: (&'static str, &'static str) = ("authorization", "Bearer ");
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// `{base_url}/chat/completions`.
-    fn endpoint(base_url: &str) -> String {
-        format!("{}/chat/completions", base_url.trim().trim_end_matches('/'))
-    }
-
-    fn encode(
-        &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
-        stream: bool,
-    ) -> Result<Vec<u8>, ModelError> {
-        Codec::encode(self, messages, tools, stream)
-    }
-
-    fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError> {
-        Codec::decode(body, place)
-    }
-
-    fn stream_decoder(place: String, max_event_bytes: usize) -> StreamDecoder {
-        StreamDecoder::new(place, max_event_bytes)
-    }
 }
 
 fn encode_tools(tools: &[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error> {
     #[derive(Serialize)]
     struct Tool<'a> {
         r#type: &'static str,
-        function: Function<'a>,
-    }
-    #[derive(Serialize)]
-    struct Function<'a> {
-        name: &'a str,
-        description: &'a str,
-        parameters: &'a Value,
+        function: ToolDecl<'a>,
     }
     let tools: Vec<Tool<'_>> = tools
         .iter()
-        .map(|t| Tool {
+        .map(|spec| Tool {
             r#type: "function",
-            function: Function {
-                name: &t.name,
-                description: &t.description,
-                parameters: &t.parameters,
+            function: ToolDecl {
+                spec,
+                schema_key: "parameters",
             },
         })
         .collect();
     serde_json::value::to_raw_value(&tools)
+}
+
+/// `{base_url}/chat/completions`.
+fn endpoint(base_url: &str) -> String {
+    format!("{}/chat/completions", base_url.trim().trim_end_matches('/'))
 }

@@ -33,41 +33,31 @@ pub use stream::StreamDecoder;
 /// OpenAI's API address, used when `OPENAI_BASE_URL` is not set.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// A model served over the OpenAI-compatible Chat Completions API: OpenAI itself,
-/// Ollama, vLLM, the llama.cpp server, OpenRouter. The [`HttpModel`](super::HttpModel)
-/// over [`Codec`]: its builder methods (`stream`, timeouts, limits, `record_to`) are
-/// there, with the request parameters of [`Codec`] (`temperature`, `seed`, ...).
-///
-/// ```no_run
-/// use brute::{brute_agent, OpenAi};
-///
-/// # async fn run() -> Result<(), brute::Error> {
-/// // OPENAI_API_KEY (and OPENAI_BASE_URL, if set) come from the environment.
-/// let model = OpenAi::new("gpt-4o-mini").temperature(0.2).stream(true);
-/// let agent = brute_agent! { run model; };
-/// println!("{:?}", agent.start("Say hi").await?.text());
-///
-/// // A local Ollama (OLLAMA_HOST or http://localhost:11434), no key.
-/// let local = OpenAi::ollama("qwen3:4b");
-/// # let _ = local; Ok(()) }
-/// ```
-///
-/// Its `Debug` output never shows the key, and no error it returns carries it.
-#[cfg(feature = "openai")]
-pub type OpenAi = super::HttpModel<Codec>;
+http_model! {
+    /// A model served over the OpenAI-compatible Chat Completions API: OpenAI itself,
+    /// Ollama, vLLM, the llama.cpp server, OpenRouter. The [`HttpModel`](super::HttpModel)
+    /// over [`Codec`]: its builder methods (`stream`, timeouts, limits, `record_to`) are
+    /// there, with the request parameters of [`Codec`] (`temperature`, `seed`, ...).
+    ///
+    /// ```no_run
+    /// use brute::{brute_agent, OpenAi};
+    ///
+    /// # async fn run() -> Result<(), brute::Error> {
+    /// // OPENAI_API_KEY (and OPENAI_BASE_URL, if set) come from the environment.
+    /// let model = OpenAi::new("gpt-4o-mini").temperature(0.2).stream(true);
+    /// let agent = brute_agent! { run model; };
+    /// println!("{:?}", agent.start("Say hi").await?.text());
+    ///
+    /// // A local Ollama (OLLAMA_HOST or http://localhost:11434), no key.
+    /// let local = OpenAi::ollama("qwen3:4b");
+    /// # let _ = local; Ok(()) }
+    /// ```
+    pub type OpenAi = HttpModel<Codec>
+        from env("OPENAI_BASE_URL", OPENAI_BASE_URL, "OPENAI_API_KEY") if feature "openai";
+}
 
 #[cfg(feature = "openai")]
 impl OpenAi {
-    /// `model` on OpenAI, or on the server at `OPENAI_BASE_URL`, with the key in
-    /// `OPENAI_API_KEY` (requests go without a key when it is unset).
-    pub fn new(model: impl Into<std::sync::Arc<str>>) -> Self {
-        let base = std::env::var("OPENAI_BASE_URL")
-            .ok()
-            .filter(|u| !u.trim().is_empty())
-            .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
-        Self::compatible(base, model).key(super::ApiKey::from_env("OPENAI_API_KEY"))
-    }
-
     /// `model` on a local Ollama through its OpenAI-compatible API: at `OLLAMA_HOST`
     /// when set (`host`, `host:port` or a URL), otherwise `http://localhost:11434`.
     pub fn ollama(model: impl Into<std::sync::Arc<str>>) -> Self {

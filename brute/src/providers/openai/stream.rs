@@ -8,18 +8,15 @@ use crate::error::ModelError;
 use crate::message::{Message, ToolCall};
 use crate::model::{Completion, Usage};
 use crate::providers::errors::{body_error, quote};
-use crate::providers::sse::SseParser;
-use crate::providers::{Deltas, StreamDecode, decode_arguments};
+use crate::providers::stream::Assemble;
+use crate::providers::{Deltas, decode_arguments};
 
-/// Assembles a streamed Chat Completion (`data: {chunk}` events ending with
-/// `data: [DONE]`) into the message a non-streamed call returns, emitting
-/// [`Event::ContentDelta`](crate::Event::ContentDelta) and
-/// [`Event::ReasoningDelta`](crate::Event::ReasoningDelta) on the way. Tool-call
-/// argument fragments are joined by the call's `index`.
-#[derive(Debug)]
-pub struct StreamDecoder {
-    sse: SseParser,
-    state: State,
+stream_decoder! {
+    /// Assembles a streamed Chat Completion (`data: {chunk}` events ending with
+    /// `data: [DONE]`) into the message a non-streamed call returns, emitting
+    /// content and reasoning deltas on the way. Tool-call argument fragments are
+    /// joined by the call's `index`.
+    pub struct StreamDecoder(State);
 }
 
 /// What the events so far have said.
@@ -40,60 +37,7 @@ struct PartialCall {
     arguments: String,
 }
 
-impl StreamDecoder {
-    pub(super) fn new(place: String, max_event_bytes: usize) -> Self {
-        StreamDecoder {
-            sse: SseParser::new(place, max_event_bytes),
-            state: State::default(),
-        }
-    }
-
-    /// Feeds the next bytes of the stream; deltas are emitted on `env`.
-    pub fn feed(&mut self, bytes: &[u8], env: &Env) -> Result<(), ModelError> {
-        let state = &mut self.state;
-        self.sse
-            .feed(bytes, |place, data| state.event(place, data, env))
-    }
-
-    /// Ends the stream and returns the assembled completion. A stream that stopped
-    /// before its end (`[DONE]` or a finish reason) is a dropped connection.
-    pub fn finish(mut self, env: &Env) -> Result<Completion, ModelError> {
-        let state = &mut self.state;
-        self.sse
-            .finish(|place, data| state.event(place, data, env))?;
-        if !self.state.done && !self.state.finished {
-            return Err(ModelError::Connection(format!(
-                "{}: the stream ended before the response was complete",
-                self.sse.place()
-            )));
-        }
-        let (content, reasoning) = self.state.text.into_parts();
-        let mut message = Message::assistant(content);
-        message.reasoning = reasoning;
-        message.tool_calls = self
-            .state
-            .calls
-            .into_iter()
-            .map(|call| ToolCall::new(call.id, call.name, decode_arguments(&call.arguments)))
-            .collect();
-        Ok(Completion {
-            message,
-            usage: self.state.usage,
-        })
-    }
-}
-
-impl StreamDecode for StreamDecoder {
-    fn feed(&mut self, bytes: &[u8], env: &Env) -> Result<(), ModelError> {
-        StreamDecoder::feed(self, bytes, env)
-    }
-
-    fn finish(self, env: &Env) -> Result<Completion, ModelError> {
-        StreamDecoder::finish(self, env)
-    }
-}
-
-impl State {
+impl Assemble for State {
     fn event(&mut self, place: &str, data: &str, env: &Env) -> Result<(), ModelError> {
         if data.trim() == "[DONE]" {
             self.done = true;
@@ -129,6 +73,30 @@ impl State {
         Ok(())
     }
 
+    /// Ends the stream. A stream that stopped before its end (`[DONE]` or a finish
+    /// reason) is a dropped connection.
+    fn complete(self, place: &str) -> Result<Completion, ModelError> {
+        if !self.done && !self.finished {
+            return Err(ModelError::Connection(format!(
+                "{place}: the stream ended before the response was complete"
+            )));
+        }
+        let (content, reasoning) = self.text.into_parts();
+        let mut message = Message::assistant(content);
+        message.reasoning = reasoning;
+        message.tool_calls = self
+            .calls
+            .into_iter()
+            .map(|call| ToolCall::new(call.id, call.name, decode_arguments(&call.arguments)))
+            .collect();
+        Ok(Completion {
+            message,
+            usage: self.usage,
+        })
+    }
+}
+
+impl State {
     fn call_delta(&mut self, delta: CallDelta) {
         let position = match delta.index {
             // Fragments of the last call first: most streams send calls one after another.
