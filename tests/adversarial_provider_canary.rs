@@ -75,7 +75,11 @@ fn leaks(api: Api) -> Vec<Leak> {
         leak(
             "401 body",
             false,
-            Reply::status(401, &[], &json!({"error": {"message": echo, "type": "invalid_request_error"}}).to_string()),
+            Reply::status(
+                401,
+                &[],
+                &json!({"error": {"message": echo, "type": "invalid_request_error"}}).to_string(),
+            ),
             false,
         ),
         leak(
@@ -102,7 +106,9 @@ fn leaks(api: Api) -> Vec<Leak> {
             all.push(leak(
                 "OpenAI 200 body holding an error object",
                 false,
-                Reply::json(&json!({"error": {"message": echo, "type": "server_error"}}).to_string()),
+                Reply::json(
+                    &json!({"error": {"message": echo, "type": "server_error"}}).to_string(),
+                ),
                 true,
             ));
             let error_chunk = sse_openai(&[
@@ -136,7 +142,10 @@ fn leaks(api: Api) -> Vec<Leak> {
             all.push(leak(
                 "Anthropic 200 error body",
                 false,
-                Reply::json(&json!({"type": "error", "error": {"type": "api_error", "message": echo}}).to_string()),
+                Reply::json(
+                    &json!({"type": "error", "error": {"type": "api_error", "message": echo}})
+                        .to_string(),
+                ),
                 true,
             ));
             all.push(leak(
@@ -167,7 +176,12 @@ async fn run<F: WireFormat>(model: HttpModel<F>, leak: &Leak) -> String {
     });
     let error = agent.start("Go.").await.unwrap_err();
     let retries = retries.lock().unwrap();
-    assert_eq!(retries.len(), usize::from(leak.transient), "{}: {error:?}", leak.what);
+    assert_eq!(
+        retries.len(),
+        usize::from(leak.transient),
+        "{}: {error:?}",
+        leak.what
+    );
     let _ = write!(seen, "{error}\n{error:?}\n{}", retries.join("\n"));
     // The server's text is there, with the key taken out, when the error quotes it.
     assert!(
@@ -210,7 +224,10 @@ fn the_canary_key_appears_in_no_error_event_or_log_line() {
     }
     assert_eq!(paths, 14);
     let logged = capture.0.lock().unwrap();
-    assert!(!logged.contains(CANARY), "the key reached tracing:\n{logged}");
+    assert!(
+        !logged.contains(CANARY),
+        "the key reached tracing:\n{logged}"
+    );
     // The capture did see the failures, with the server's words in them: the checks
     // above looked at real output.
     assert!(logged.contains("model call failed"), "{logged}");

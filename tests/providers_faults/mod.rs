@@ -119,6 +119,11 @@ impl Api {
     pub fn text_stream(self, text: &str) -> String {
         let chars: Vec<char> = text.chars().collect();
         let deltas: Vec<String> = chars.chunks(3).map(|c| c.iter().collect()).collect();
+        self.deltas_stream(&deltas)
+    }
+
+    /// The event stream of a reply made of the text `deltas`, one event each.
+    pub fn deltas_stream(self, deltas: &[String]) -> String {
         let mut events = Vec::new();
         match self {
             Api::OpenAi => {
@@ -170,7 +175,14 @@ impl Api {
                 });
                 Reply::json(&body.to_string())
             }
-            (Api::OpenAi, true) => {
+            (_, true) => Reply::stream_split(&self.calls_stream(calls), 1460),
+        }
+    }
+
+    /// The event stream of a reply calling tools, each call's arguments in two halves.
+    pub fn calls_stream(self, calls: &[(String, String, String)]) -> String {
+        match self {
+            Api::OpenAi => {
                 let mut events = Vec::new();
                 for (index, (id, name, args)) in calls.iter().enumerate() {
                     let (head, tail) = args.split_at(half(args));
@@ -184,9 +196,9 @@ impl Api {
                     ));
                 }
                 events.push(openai_chunk(json!({}), json!("tool_calls")));
-                Reply::stream_split(&sse_openai(&events), 1460)
+                sse_openai(&events)
             }
-            (Api::Anthropic, true) => {
+            Api::Anthropic => {
                 let mut events = vec![anthropic_start()];
                 for (index, (id, name, args)) in calls.iter().enumerate() {
                     let (head, tail) = args.split_at(half(args));
@@ -196,7 +208,7 @@ impl Api {
                     }
                     events.push(json!({"type": "content_block_stop", "index": index}));
                 }
-                Reply::stream_split(&sse_anthropic(&events), 1460)
+                sse_anthropic(&events)
             }
         }
     }
