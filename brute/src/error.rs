@@ -125,6 +125,15 @@ pub enum ModelError {
     /// The provider rejected the request for another reason.
     #[error("request rejected: {0}")]
     Rejected(String),
+    /// The response passed a size limit (one stream event, or a whole non-streamed
+    /// body); it was refused there, without reading the rest.
+    #[error("response too large: {message} (limit {limit} bytes)")]
+    TooLarge {
+        /// The limit that was passed, in bytes.
+        limit: usize,
+        /// Where, and what was too large.
+        message: String,
+    },
 }
 
 impl ModelError {

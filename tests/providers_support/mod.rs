@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,6 +34,24 @@ pub enum Reply {
     StallMidStream {
         pieces: Vec<Vec<u8>>,
         stall: Duration,
+    },
+    /// Sends the headers of a `content-length` response and the first bytes of `body`,
+    /// then says nothing for `stall`.
+    StallMidBody { body: String, stall: Duration },
+    /// Writes `head` (raw bytes: nothing, a status line, part of a stream), then resets
+    /// the connection (RST).
+    Reset { head: Vec<u8> },
+    /// A 200 response of `content_type` whose body is `prefix` then `piece` repeated,
+    /// `total` bytes in all, announced by `content-length` when `announce`, chunked
+    /// otherwise. `written` counts the body bytes the socket accepted: it stops growing
+    /// once the client gives up.
+    Flood {
+        content_type: &'static str,
+        announce: bool,
+        prefix: Vec<u8>,
+        piece: Vec<u8>,
+        total: usize,
+        written: Arc<AtomicUsize>,
     },
 }
 
@@ -174,6 +193,45 @@ async fn serve(
                 tokio::time::sleep(duration).await;
                 false
             }
+            Reply::StallMidBody { body, stall } => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let socket = socket.get_mut();
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(&body.as_bytes()[..body.len() / 2]).await;
+                let _ = socket.flush().await;
+                tokio::time::sleep(stall).await;
+                false
+            }
+            Reply::Reset { head } => {
+                let socket = socket.get_mut();
+                let _ = socket.write_all(&head).await;
+                let _ = socket.flush().await;
+                let _ = socket.set_zero_linger();
+                false
+            }
+            Reply::Flood {
+                content_type,
+                announce,
+                prefix,
+                piece,
+                total,
+                written,
+            } => {
+                let _ = flood(
+                    socket.get_mut(),
+                    content_type,
+                    announce,
+                    &prefix,
+                    &piece,
+                    total,
+                    &written,
+                )
+                .await;
+                false
+            }
         };
         if !keep_going {
             return;
@@ -278,4 +336,43 @@ async fn write_stream(
         socket.flush().await?;
     }
     Ok(())
+}
+
+async fn flood(
+    socket: &mut TcpStream,
+    content_type: &str,
+    announce: bool,
+    prefix: &[u8],
+    piece: &[u8],
+    total: usize,
+    written: &AtomicUsize,
+) -> std::io::Result<()> {
+    let length = if announce {
+        format!("content-length: {total}")
+    } else {
+        "transfer-encoding: chunked".to_string()
+    };
+    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n{length}\r\n\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    let mut sent = 0;
+    let mut next: &[u8] = prefix;
+    while sent < total {
+        let bytes = &next[..next.len().min(total - sent)];
+        if announce {
+            socket.write_all(bytes).await?;
+        } else {
+            socket
+                .write_all(format!("{:x}\r\n", bytes.len()).as_bytes())
+                .await?;
+            socket.write_all(bytes).await?;
+            socket.write_all(b"\r\n").await?;
+        }
+        sent += bytes.len();
+        written.store(sent, Ordering::Relaxed);
+        next = piece;
+    }
+    if !announce {
+        socket.write_all(b"0\r\n\r\n").await?;
+    }
+    socket.flush().await
 }

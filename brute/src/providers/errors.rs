@@ -1,5 +1,6 @@
-//! Mapping HTTP failures and provider error bodies to [`ModelError`], and keeping
-//! secrets out of every message.
+//! Mapping HTTP failures and provider error bodies to [`ModelError`]. Messages quote
+//! at most [`QUOTE_LIMIT`] bytes of what a server sent; secrets are taken out later, at
+//! the model's one redaction point (`redact.rs`).
 
 #[cfg(any(feature = "http", test))]
 use std::time::Duration;
@@ -8,23 +9,23 @@ use serde_json::Value;
 
 use crate::error::ModelError;
 
-/// How many bytes of an error body an error message quotes at most.
-const QUOTE_LIMIT: usize = 500;
+/// How many bytes of a server's text (an error body or message, a bad chunk) an error
+/// message quotes at most.
+pub(crate) const QUOTE_LIMIT: usize = 500;
 
 /// The error for an HTTP response with a failure status.
 ///
 /// `place` names where it came from (`openai: POST http://../chat/completions`),
-/// `body` is the response body, `secret` the API key to scrub from it.
+/// `body` is (the start of) the response body.
 #[cfg(any(feature = "http", test))]
 pub(crate) fn status_error(
     place: &str,
     status: u16,
     retry_after: Option<Duration>,
     body: &str,
-    secret: Option<&str>,
 ) -> ModelError {
     let (kind, code, message) = error_fields(body);
-    let message = redact(&message, secret);
+    let message = quote(&message);
     let described = format!("{place}: HTTP {status}: {message}");
     match status {
         401 | 403 => ModelError::Authentication(described),
@@ -42,14 +43,13 @@ pub(crate) fn status_error(
 }
 
 /// The error for an `error` object inside a 200 response or an event stream.
-pub(crate) fn body_error(place: &str, error: &Value, secret: Option<&str>) -> ModelError {
+pub(crate) fn body_error(place: &str, error: &Value) -> ModelError {
     let kind = error.get("type").and_then(Value::as_str);
     let code = error.get("code").and_then(code_str);
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .map_or_else(|| error.to_string(), str::to_owned);
-    let message = redact(&message, secret);
+    let message = match error.get("message").and_then(Value::as_str) {
+        Some(message) => quote(message),
+        None => quote(&error.to_string()),
+    };
     let status = error.get("code").and_then(Value::as_u64).unwrap_or(0) as u16;
     match (kind, status) {
         (Some("authentication_error" | "permission_error"), _) | (_, 401 | 403) => {
@@ -139,16 +139,6 @@ pub(crate) fn quote(body: &str) -> String {
     format!("{}… ({} bytes)", &body[..end], body.len())
 }
 
-/// `text` with every occurrence of `secret` replaced.
-pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
-        Some(secret) if !secret.is_empty() && text.contains(secret) => {
-            text.replace(secret, "[redacted]")
-        }
-        _ => text.to_owned(),
-    }
-}
-
 /// The wait a rate-limited response asks for: `retry-after-ms` (milliseconds, OpenAI),
 /// then `retry-after` in seconds or as an HTTP date.
 #[cfg(feature = "http")]
@@ -182,35 +172,34 @@ mod tests {
     #[test]
     fn statuses_map_to_causes() {
         let openai = r#"{"error":{"message":"Incorrect API key provided: sk-secret","type":"invalid_request_error","code":"invalid_api_key"}}"#;
-        let err = status_error("openai: POST x", 401, None, openai, Some("sk-secret"));
+        let err = status_error("openai: POST x", 401, None, openai);
         assert!(matches!(err, ModelError::Authentication(_)));
-        assert!(!err.to_string().contains("sk-secret"), "{err}");
 
         let long = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
         assert!(matches!(
-            status_error("p", 400, None, long, None),
+            status_error("p", 400, None, long),
             ModelError::ContextTooLong(_)
         ));
         let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 200001 tokens > 200000 maximum"}}"#;
         assert!(matches!(
-            status_error("p", 400, None, anthropic, None),
+            status_error("p", 400, None, anthropic),
             ModelError::ContextTooLong(_)
         ));
         let bad = r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: field required"}}"#;
-        let err = status_error("anthropic: POST u", 400, None, bad, None);
+        let err = status_error("anthropic: POST u", 400, None, bad);
         assert_eq!(
             err.to_string(),
             "request rejected: anthropic: POST u: HTTP 400: max_tokens: field required"
         );
 
-        let limited = status_error("p", 429, Some(Duration::from_secs(2)), "", None);
+        let limited = status_error("p", 429, Some(Duration::from_secs(2)), "");
         assert_eq!(limited.retry_after(), Some(Duration::from_secs(2)));
         assert!(matches!(
-            status_error("p", 529, None, "overloaded", None),
+            status_error("p", 529, None, "overloaded"),
             ModelError::Server { status: 529, .. }
         ));
         assert!(matches!(
-            status_error("p", 503, None, "<html>", None),
+            status_error("p", 503, None, "<html>"),
             ModelError::Server { status: 503, .. }
         ));
     }

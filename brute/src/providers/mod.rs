@@ -1,22 +1,45 @@
 //! Model providers: real LLMs behind the [`Model`](crate::Model) trait.
 //!
-//! - `OpenAi` ([`openai`]) speaks the OpenAI Chat Completions API, which OpenAI,
-//!   Ollama (`/v1`), vLLM, the llama.cpp server and OpenRouter all serve
+//! - [`OpenAi`](openai::OpenAi) ([`openai`]) speaks the OpenAI Chat Completions API,
+//!   which OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and OpenRouter all serve
 //!   (feature `openai`);
-//! - `Anthropic` ([`anthropic`]) speaks the Anthropic Messages API
-//!   (feature `anthropic`);
+//! - [`Anthropic`](anthropic::Anthropic) ([`anthropic`]) speaks the Anthropic Messages
+//!   API (feature `anthropic`);
 //! - [`Replay`] plays back a JSONL file of recorded provider responses, offline
 //!   (always available).
 //!
-//! Both HTTP providers stream when asked (`.stream(true)`): text and reasoning arrive as
+//! Both HTTP providers are one model, [`HttpModel`], over two [`WireFormat`]s: the
+//! model owns the address, the key, extra headers, streaming, timeouts, size limits,
+//! recording and the call; a format supplies its encoder, decoder and stream decoder
+//! (the `Codec` of each module).
+//!
+//! Both stream when asked (`.stream(true)`): text and reasoning arrive as
 //! [`Event::ContentDelta`](crate::Event::ContentDelta) and
 //! [`Event::ReasoningDelta`](crate::Event::ReasoningDelta) while the message is
-//! assembled, and the assembled message is the one the non-streamed call returns.
+//! assembled, and the assembled message is the one the non-streamed call returns (a
+//! server that answers a streamed request with plain JSON is decoded as JSON).
 //! Failures are [`ModelError`](crate::ModelError)s typed by cause, so that a retry
 //! layer can tell a rate limit (with the server's `retry-after`) from a bad key.
 //!
-//! API keys are held in an [`ApiKey`], whose `Debug` prints `[redacted]`; the key is
-//! also scrubbed from every error message a server sends back.
+//! # Timeouts and limits
+//!
+//! | setting | default | what it bounds |
+//! | --- | --- | --- |
+//! | `connect_timeout` | [`DEFAULT_CONNECT_TIMEOUT`] (10 s) | TCP and TLS set-up |
+//! | `first_byte_timeout` | [`DEFAULT_FIRST_BYTE_TIMEOUT`] (120 s) | the wait for the response headers |
+//! | `idle_timeout` | [`DEFAULT_IDLE_TIMEOUT`] (60 s) | the silence between two chunks of a body |
+//! | `max_response_bytes` | [`DEFAULT_MAX_RESPONSE_BYTES`] (32 MiB) | a non-streamed body |
+//! | `max_event_bytes` | [`DEFAULT_MAX_EVENT_BYTES`] (16 MiB) | one event of a stream |
+//!
+//! There is no timeout on a whole call: a long streamed reply that keeps talking runs
+//! to its end, a silent server is given up on after the idle timeout.
+//!
+//! # Secrets
+//!
+//! API keys are held in an [`ApiKey`], whose `Debug` prints `[redacted]`. Every error an
+//! HTTP model returns, and so every `Retry` event and log line made from it, passes one
+//! redaction point that takes the key out, whether it was given with `.api_key(..)` or
+//! read from the environment. Error messages quote at most 500 bytes of what a server sent.
 //!
 //! The request encoders and response decoders are public ([`openai::Codec`],
 //! [`anthropic::Codec`]) so that other transports, the replay model and the benchmarks
@@ -25,20 +48,37 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::error::ModelError;
+use crate::message::Message;
 use crate::tool::ToolSpec;
 
+#[macro_use]
+mod macros;
+
 pub mod anthropic;
+#[cfg(feature = "http")]
+mod client;
 mod errors;
+mod format;
 pub mod openai;
+#[cfg(any(feature = "http", test))]
+mod redact;
 mod replay;
 mod sse;
-#[cfg(feature = "http")]
-mod transport;
+mod stream;
 
+#[cfg(feature = "http")]
+pub use client::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_RESPONSE_BYTES, HttpModel,
+};
+pub use format::{StreamDecode, WireFormat};
 pub use replay::{Replay, ReplayError};
+pub use sse::DEFAULT_MAX_EVENT_BYTES;
 
 /// An API key. Its `Debug` output is `ApiKey([redacted])`, it has no `Display` and is
 /// never serialised, so it cannot leak into logs, traces or session files by accident.
@@ -90,8 +130,24 @@ pub(crate) struct ToolsCache {
 type CachedTools = (Vec<ToolSpec>, Arc<RawValue>);
 
 impl ToolsCache {
+    /// The JSON array for `tools` (`None` when there are none), from the cache when the
+    /// list is the last one seen; `provider` names the format in errors.
+    pub(crate) fn encoded(
+        &self,
+        provider: &str,
+        tools: &[ToolSpec],
+        encode: impl FnOnce(&[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error>,
+    ) -> Result<Option<Arc<RawValue>>, ModelError> {
+        if tools.is_empty() {
+            return Ok(None);
+        }
+        self.get(tools, encode).map(Some).map_err(|e| {
+            ModelError::Rejected(format!("{provider}: a tool schema does not serialise: {e}"))
+        })
+    }
+
     /// The JSON array for `tools`, from the cache when the list is the last one seen.
-    pub(crate) fn get(
+    fn get(
         &self,
         tools: &[ToolSpec],
         encode: impl FnOnce(&[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error>,
@@ -134,4 +190,87 @@ pub(crate) fn decode_arguments(raw: &str) -> Value {
         return Value::Object(Default::default());
     }
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+}
+
+/// A tool as both APIs declare it: `name`, `description` and the JSON schema of its
+/// arguments under `schema_key` (`parameters`, `input_schema`).
+pub(crate) struct ToolDecl<'a> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) schema_key: &'static str,
+}
+
+impl Serialize for ToolDecl<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("name", &self.spec.name)?;
+        map.serialize_entry("description", &self.spec.description)?;
+        map.serialize_entry(self.schema_key, &*self.spec.parameters)?;
+        map.end()
+    }
+}
+
+/// What a request body is made of, once the tools are encoded.
+pub(crate) struct Outgoing<'a> {
+    /// The conversation.
+    pub(crate) messages: &'a [Message],
+    /// The advertised tools as a JSON array, if any.
+    pub(crate) tools: Option<&'a RawValue>,
+    /// Whether to ask for an event stream.
+    pub(crate) stream: bool,
+}
+
+/// Serialises a request for `messages` into a body sized for them.
+pub(crate) fn write_body(
+    provider: &str,
+    messages: &[Message],
+    request: &impl Serialize,
+) -> Result<Vec<u8>, ModelError> {
+    let mut body =
+        Vec::with_capacity(512 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>());
+    serde_json::to_writer(&mut body, request).map_err(|e| {
+        ModelError::Rejected(format!("{provider}: the request does not serialise: {e}"))
+    })?;
+    Ok(body)
+}
+
+/// Parses a response body as `T`; `what` says what it should have been
+/// (`a chat completion`) in the error, which names `place`.
+pub(crate) fn read_body<'a, T: serde::Deserialize<'a>>(
+    body: &'a [u8],
+    place: &str,
+    what: &str,
+) -> Result<T, ModelError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ModelError::Malformed(format!("{place}: the response is not {what}: {e}")))
+}
+
+/// The text and reasoning of a streamed reply, each delta emitted as it arrives.
+#[derive(Debug, Default)]
+pub(crate) struct Deltas {
+    content: String,
+    reasoning: String,
+}
+
+impl Deltas {
+    /// Appends and emits a piece of the answer.
+    pub(crate) fn content(&mut self, text: &str, env: &crate::env::Env) {
+        if !text.is_empty() {
+            self.content.push_str(text);
+            env.emit(crate::event::Event::ContentDelta(text));
+        }
+    }
+
+    /// Appends and emits a piece of the reasoning.
+    pub(crate) fn reasoning(&mut self, text: &str, env: &crate::env::Env) {
+        if !text.is_empty() {
+            self.reasoning.push_str(text);
+            env.emit(crate::event::Event::ReasoningDelta(text));
+        }
+    }
+
+    /// The answer and the reasoning (`None` when there was none).
+    pub(crate) fn into_parts(self) -> (String, Option<String>) {
+        (self.content, Some(self.reasoning).filter(|r| !r.is_empty()))
+    }
 }

@@ -1,0 +1,316 @@
+//! [`HttpModel`]: one HTTP-backed model for every [`WireFormat`].
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+use super::redact::Redactor;
+use super::sse::DEFAULT_MAX_EVENT_BYTES;
+use super::{ApiKey, StreamDecode, WireFormat};
+use crate::env::Env;
+use crate::error::{Error, ModelError};
+use crate::model::{Completion, Model};
+
+mod recorder;
+mod transport;
+
+use recorder::Recorder;
+use transport::{Transport, is_json};
+
+/// How long TCP and TLS set-up may take by default: 10 s. A reachable API answers in
+/// well under a second; ten leaves room for a slow network, not for a dead host.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long to wait for the response headers by default: 120 s. A streamed call gets
+/// them at once; a non-streamed one gets them when the whole reply is written, which
+/// for a long answer of a large model takes a minute or two. Long non-streamed
+/// reasoning calls may want more, or streaming.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a body may stay silent between two chunks by default: 60 s. Streams send
+/// a chunk per token (and Anthropic a `ping` every few seconds), so a minute of silence
+/// is a server that has stopped.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The largest non-streamed response body by default: 32 MiB, more than ten times the
+/// longest reply a model writes (128k tokens are about 1 MiB of text).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The timeouts and size limits of an [`HttpModel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub(crate) connect: Duration,
+    pub(crate) first_byte: Duration,
+    pub(crate) idle: Duration,
+    pub(crate) max_response_bytes: usize,
+    pub(crate) max_event_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connect: DEFAULT_CONNECT_TIMEOUT,
+            first_byte: DEFAULT_FIRST_BYTE_TIMEOUT,
+            idle: DEFAULT_IDLE_TIMEOUT,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+        }
+    }
+}
+
+/// A model behind a JSON-over-HTTP API, in the wire format `F`.
+///
+/// It owns what every provider has: the endpoint, the API key, extra headers, the
+/// streaming switch, timeouts, size limits, recording, and the call (sending, status
+/// mapping, reading a body or a stream). The format supplies the encoding and decoding.
+/// [`OpenAi`](super::openai::OpenAi) and [`Anthropic`](super::anthropic::Anthropic) are
+/// this type over their codecs; their constructors read the usual environment
+/// variables, and the format's request parameters (`temperature`, ...) are builder
+/// methods here.
+///
+/// See the [module docs](super#timeouts-and-limits) for the timeouts and limits. Its
+/// `Debug` output never shows the key, and no error it returns carries it.
+#[derive(Clone)]
+pub struct HttpModel<F> {
+    wire: F,
+    url: Arc<str>,
+    key: Option<ApiKey>,
+    headers: Vec<(Arc<str>, Arc<str>)>,
+    stream: bool,
+    transport: Transport,
+    recorder: Option<Recorder>,
+}
+
+impl<F: WireFormat> HttpModel<F> {
+    /// A model speaking `wire` to the API root `base_url` (see
+    /// [`WireFormat::endpoint`]), without a key, not streaming.
+    pub fn from_wire(wire: F, base_url: impl AsRef<str>) -> Self {
+        HttpModel {
+            wire,
+            url: F::endpoint(base_url.as_ref()).into(),
+            key: None,
+            headers: Vec::new(),
+            stream: false,
+            transport: Transport::default(),
+            recorder: None,
+        }
+    }
+
+    /// A model speaking `wire` to the API root in the environment variable `base_var`
+    /// (`default_base` when unset or empty), with the key in `key_var` (none when
+    /// unset): what the providers' `new` does.
+    pub(crate) fn from_env(wire: F, base_var: &str, default_base: &str, key_var: &str) -> Self {
+        let base = std::env::var(base_var)
+            .ok()
+            .filter(|u| !u.trim().is_empty());
+        Self::from_wire(wire, base.as_deref().unwrap_or(default_base))
+            .key(ApiKey::from_env(key_var))
+    }
+
+    /// Sends requests to the API root `base_url` instead.
+    pub fn base_url(mut self, base_url: impl AsRef<str>) -> Self {
+        self.url = F::endpoint(base_url.as_ref()).into();
+        self
+    }
+
+    /// Authenticates with `key` (replacing one read from the environment).
+    pub fn api_key(self, key: impl Into<Arc<str>>) -> Self {
+        self.key(Some(ApiKey::new(key)))
+    }
+
+    /// Authenticates with `key`, or sends no key.
+    pub fn key(mut self, key: Option<ApiKey>) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// Sends the header `name: value` with every request (`HTTP-Referer` for
+    /// OpenRouter, a proxy's own key, ...). A name or value that is not a valid header
+    /// fails each call with [`ModelError::Rejected`].
+    pub fn header(mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Streams responses (server-sent events), emitting content and reasoning deltas.
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Sets the connect, first-byte and idle timeouts to `timeout` together.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.transport.set_limits(|l| {
+            (l.connect, l.first_byte, l.idle) = (timeout, timeout, timeout);
+        });
+        self
+    }
+
+    /// How long TCP and TLS set-up may take (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.transport.set_limits(|l| l.connect = timeout);
+        self
+    }
+
+    /// How long to wait for the response headers (default
+    /// [`DEFAULT_FIRST_BYTE_TIMEOUT`]).
+    pub fn first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.transport.set_limits(|l| l.first_byte = timeout);
+        self
+    }
+
+    /// How long a body may stay silent between two chunks (default
+    /// [`DEFAULT_IDLE_TIMEOUT`]).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.transport.set_limits(|l| l.idle = timeout);
+        self
+    }
+
+    /// The largest non-streamed body, in bytes (default
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`]); a larger one is refused with
+    /// [`ModelError::TooLarge`] without being read whole.
+    pub fn max_response_bytes(mut self, limit: usize) -> Self {
+        self.transport.set_limits(|l| l.max_response_bytes = limit);
+        self
+    }
+
+    /// The largest event of a stream, in bytes (default
+    /// [`DEFAULT_MAX_EVENT_BYTES`](crate::providers::DEFAULT_MAX_EVENT_BYTES)); a larger
+    /// one is refused with [`ModelError::TooLarge`] as soon as it passes the limit.
+    pub fn max_event_bytes(mut self, limit: usize) -> Self {
+        self.transport.set_limits(|l| l.max_event_bytes = limit);
+        self
+    }
+
+    /// Appends every raw response to the JSONL file at `path`, for
+    /// [`Replay`](crate::providers::Replay).
+    pub fn record_to(mut self, path: impl AsRef<Path>) -> Self {
+        self.recorder = Some(Recorder::new(path));
+        self
+    }
+
+    /// Changes the wire format's settings (the codec's builder methods).
+    pub fn with_wire(mut self, f: impl FnOnce(F) -> F) -> Self {
+        self.wire = f(self.wire);
+        self
+    }
+
+    /// The request encoder and response decoders this model uses.
+    pub fn wire(&self) -> &F {
+        &self.wire
+    }
+
+    /// The endpoint requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn headers(&self, place: &str) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let extra = F::HEADERS.iter().map(|&(n, v)| (n, v));
+        let custom = self.headers.iter().map(|(n, v)| (&**n, &**v));
+        for (name, value) in extra.chain(custom) {
+            let name = HeaderName::try_from(name);
+            let value = HeaderValue::try_from(value);
+            let (Ok(name), Ok(value)) = (name, value) else {
+                return Err(ModelError::Rejected(format!(
+                    "{place}: a header set with `.header(..)` is not a valid HTTP header"
+                )));
+            };
+            headers.insert(name, value);
+        }
+        if let Some(key) = &self.key {
+            let (name, prefix) = F::KEY_HEADER;
+            let mut value =
+                HeaderValue::try_from(format!("{prefix}{}", key.expose())).map_err(|_| {
+                    ModelError::Authentication(format!(
+                        "{place}: the API key contains characters not allowed in a header"
+                    ))
+                })?;
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        Ok(headers)
+    }
+
+    /// One call: encode, send, then decode the body or the stream.
+    async fn call(&self, env: &Env) -> Result<Completion, ModelError> {
+        let place = format!(
+            "{}: POST {} (model {})",
+            F::NAME,
+            self.url,
+            self.wire.model()
+        );
+        let body = self.wire.encode(&env.messages, &env.tools, self.stream)?;
+        let headers = self.headers(&place)?;
+        let response = self
+            .transport
+            .post(&place, &self.url, headers, body)
+            .await?;
+        if self.stream && !is_json(&response) {
+            let max_event_bytes = self.transport.limits().max_event_bytes;
+            let mut decoder = F::stream_decoder(place.clone(), max_event_bytes);
+            let mut raw = Vec::new();
+            self.transport
+                .chunks(&place, response, |chunk| {
+                    if self.recorder.is_some() {
+                        raw.extend_from_slice(chunk);
+                    }
+                    decoder.feed(chunk, env)
+                })
+                .await?;
+            let completion = decoder.finish(env)?;
+            if let Some(recorder) = &self.recorder {
+                recorder.sse(F::NAME, &raw)?;
+            }
+            Ok(completion)
+        } else {
+            // A server may answer a streamed request with plain JSON: decode it as such.
+            let body = self.transport.body(&place, response).await?;
+            let completion = F::decode(&body, &place)?;
+            if let Some(recorder) = &self.recorder {
+                recorder.body(F::NAME, &body)?;
+            }
+            Ok(completion)
+        }
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: WireFormat> Model for HttpModel<F> {
+    /// Every error leaves through the redaction point: the key is not in any of them.
+    async fn complete(&self, env: &Env) -> Result<Completion, Error> {
+        self.call(env).await.map_err(|error| {
+            let error = Redactor::new(self.key.as_ref()).error(error);
+            tracing::debug!(
+                gen_ai.system = F::NAME,
+                error.message = %error,
+                "model call failed"
+            );
+            Error::Model(error)
+        })
+    }
+
+    fn name(&self) -> &str {
+        self.wire.model()
+    }
+}
+
+impl<F: WireFormat> fmt::Debug for HttpModel<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| &**n).collect();
+        f.debug_struct("HttpModel")
+            .field("format", &F::NAME)
+            .field("model", &self.wire.model())
+            .field("url", &self.url)
+            .field("key", &self.key)
+            .field("headers", &header_names)
+            .field("stream", &self.stream)
+            .field("limits", self.transport.limits())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,68 @@
+//! What a wire format supplies to the HTTP model: its endpoint and headers, its request
+//! encoder, its response decoder and its stream decoder. Everything else (the address,
+//! the key, timeouts, limits, recording, the call itself) belongs to
+//! [`HttpModel`](super::HttpModel) and is the same for every format.
+
+use std::fmt;
+
+use crate::env::Env;
+use crate::error::ModelError;
+use crate::message::Message;
+use crate::model::Completion;
+use crate::tool::ToolSpec;
+
+/// One provider API's encoding: [`openai::Codec`](super::openai::Codec) (Chat
+/// Completions) and [`anthropic::Codec`](super::anthropic::Codec) (Messages). A value
+/// holds the model name and request parameters.
+///
+/// Implement it to reach another JSON-over-HTTP API with everything
+/// [`HttpModel`](super::HttpModel) does (timeouts, limits, redaction, recording).
+pub trait WireFormat: Clone + fmt::Debug + Send + Sync + 'static {
+    /// The decoder of this format's event streams.
+    type Stream: StreamDecode;
+
+    /// The provider's name in error places, recordings and replays (`"openai"`).
+    const NAME: &'static str;
+
+    /// The header that carries the API key and what precedes the key in its value
+    /// (`("authorization", "Bearer ")`).
+    const KEY_HEADER: (&'static str, &'static str);
+
+    /// Headers every request carries besides `content-type` and the key
+    /// (`anthropic-version`).
+    const HEADERS: &'static [(&'static str, &'static str)] = &[];
+
+    /// The model name sent in requests.
+    fn model(&self) -> &str;
+
+    /// The endpoint for an API root (`https://api.openai.com/v1` →
+    /// `https://api.openai.com/v1/chat/completions`).
+    fn endpoint(base_url: &str) -> String;
+
+    /// The JSON request body for `messages` and `tools`; `stream` asks for an event stream.
+    fn encode(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        stream: bool,
+    ) -> Result<Vec<u8>, ModelError>;
+
+    /// Decodes a non-streamed response body. `place` names the source in errors.
+    fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError>;
+
+    /// A decoder for a streamed response from `place` that refuses events larger than
+    /// `max_event_bytes`.
+    fn stream_decoder(place: String, max_event_bytes: usize) -> Self::Stream;
+}
+
+/// Assembles a streamed response, fed with byte chunks as they arrive, into the
+/// [`Completion`] the non-streamed call returns, emitting content and reasoning deltas
+/// on the env on the way.
+pub trait StreamDecode: Send {
+    /// Feeds the next bytes of the stream (cut anywhere).
+    fn feed(&mut self, bytes: &[u8], env: &Env) -> Result<(), ModelError>;
+
+    /// Ends the stream and returns the assembled completion; a stream that stopped
+    /// before its end is a [`ModelError::Connection`].
+    fn finish(self, env: &Env) -> Result<Completion, ModelError>;
+}

@@ -1,0 +1,49 @@
+//! A stream decoder: the event-stream parser feeding a wire format's assembly state.
+//! Each format's `StreamDecoder` is this over its own state.
+
+use super::sse::SseParser;
+use crate::env::Env;
+use crate::error::ModelError;
+use crate::model::Completion;
+
+/// A wire format's reading of a stream, one event's `data` at a time.
+pub(crate) trait Assemble: Default {
+    /// Takes in one event; `place` names the stream in errors.
+    fn event(&mut self, place: &str, data: &str, env: &Env) -> Result<(), ModelError>;
+
+    /// The completion, once the stream has ended; an incomplete stream is a
+    /// [`ModelError::Connection`].
+    fn complete(self, place: &str) -> Result<Completion, ModelError>;
+}
+
+/// The parser and the state of one streamed reply.
+#[derive(Debug)]
+pub(crate) struct Decoding<S> {
+    sse: SseParser,
+    state: S,
+}
+
+impl<S: Assemble> Decoding<S> {
+    /// A decoder for the stream at `place`, refusing events over `max_event_bytes`.
+    pub(crate) fn new(place: String, max_event_bytes: usize) -> Self {
+        Decoding {
+            sse: SseParser::new(place, max_event_bytes),
+            state: S::default(),
+        }
+    }
+
+    /// Feeds the next bytes of the stream; deltas are emitted on `env`.
+    pub(crate) fn feed(&mut self, bytes: &[u8], env: &Env) -> Result<(), ModelError> {
+        let state = &mut self.state;
+        self.sse
+            .feed(bytes, |place, data| state.event(place, data, env))
+    }
+
+    /// Ends the stream and returns the assembled completion.
+    pub(crate) fn finish(mut self, env: &Env) -> Result<Completion, ModelError> {
+        let state = &mut self.state;
+        self.sse
+            .finish(|place, data| state.event(place, data, env))?;
+        self.state.complete(self.sse.place())
+    }
+}
