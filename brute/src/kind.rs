@@ -7,14 +7,15 @@
 //!
 //! | kind | rules for every layer that provides it |
 //! |---|---|
-//! | [`Loop`] | none (the loop's own rule: a [`ToolPipeline`] inside `Loop::ToolResult`) |
+//! | [`Loop`] | none (`Loop::ToolResult`'s own rule: a [`ToolPipeline`] inside it) |
 //! | [`SessionLog`] | outside every `Loop`; outside every `Compaction`; at most one |
 //! | [`Compaction`] | inside a `Loop`, so it runs before every model call |
-//! | [`ToolPipeline`] | none |
+//! | [`ToolPipeline`] | inside a `Loop`, so the model sees and answers every tool result |
 //!
 //! Declare kinds of your own with [`kind!`](crate::kind!).
 
-use crate::stack::{Check, Kind, KindInfo, Rule};
+use crate::stack::Kind;
+use crate::stack::placement::{Check, KindInfo, Rule, Sealed};
 
 /// Declares placement kinds for your own middleware.
 ///
@@ -23,8 +24,13 @@ use crate::stack::{Check, Kind, KindInfo, Rule};
 ///     /// Layers that authenticate the user.
 ///     pub Auth;
 /// }
-/// # use brute::Kind;
-/// assert_eq!(<Auth as Kind>::INFO.name, "Auth");
+///
+/// /// Checks the user's permissions.
+/// #[derive(brute::Middleware)]
+/// #[middleware(provides = Auth)]
+/// pub struct CheckToken<A> {
+///     app: A,
+/// }
 /// ```
 #[macro_export]
 macro_rules! kind {
@@ -32,8 +38,9 @@ macro_rules! kind {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug)]
         $vis struct $name;
-        impl $crate::Kind for $name {
-            const INFO: $crate::stack::KindInfo = $crate::stack::KindInfo {
+        impl $crate::__private::v1::Sealed for $name {}
+        impl $crate::__private::v1::Kind for $name {
+            const INFO: $crate::__private::v1::KindInfo = $crate::__private::v1::KindInfo {
                 id: ::core::concat!(::core::module_path!(), "::", ::core::stringify!($name)),
                 name: ::core::stringify!($name),
                 rules: &[],
@@ -47,6 +54,7 @@ macro_rules! builtin_kind {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug)]
         pub struct $name;
+        impl Sealed for $name {}
         impl Kind for $name {
             const INFO: KindInfo = KindInfo {
                 id: concat!("brute::kind::", stringify!($name)),
@@ -94,5 +102,8 @@ builtin_kind!(
 builtin_kind!(
     /// Tool execution: advertises tools and runs the model's tool calls.
     ToolPipeline,
-    []
+    [Rule {
+        check: Check::Inside(<Loop as Kind>::INFO.id),
+        message: "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loop` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.",
+    }]
 );

@@ -5,7 +5,8 @@
 //! ```text
 //! {
 //!     const _: () = { /* one placement check per `use` line, spanned at its path */ };
-//!     let o0 = Outer::__brute_options().option(value);   // source order
+//!     let o0 = Outer::__brute_options();                   // source order
+//!     let o0 = Outer::__brute_option_names().option.set(o0, value);
 //!     let o1 = Inner::__brute_options();
 //!     let app = terminal(run_expr);
 //!     let app = layer(o1, app);                           // innermost first
@@ -17,8 +18,8 @@
 //! Every `BOX_EVERY` layers (counted from the terminal) the stack is wrapped in
 //! `Boxed`, which boxes that layer's future: rustc computes the layout of nested async
 //! blocks recursively and overflows its default `recursion_limit` at about 26 of them.
-//! All logic lives in generic functions of `brute::__private`; the code here only names
-//! them.
+//! All logic lives in generic functions of `brute::__private::v1`; the code here only
+//! names them, and names nothing outside that path.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
@@ -73,7 +74,21 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     let table = format_ident!("__BRUTE_STACK");
     let entries = stack.uses.iter().map(|line| {
         let path = bare_path(&line.path);
-        quote_spanned! {last_segment_span(&path)=> #krate::__private::placement_of(&#path::__brute_options) }
+        quote_spanned! {last_segment_span(&path)=> #krate::__private::v1::placement_of(&#path::__brute_options) }
+    });
+    // A type that is not a middleware gets the placement `NOT_A_MIDDLEWARE` from the
+    // blanket `NotMiddleware` probe, and one error here, at its `use` line.
+    let not_middleware = stack.uses.iter().enumerate().map(|(index, line)| {
+        let span = last_segment_span(&line.path);
+        let message = format!(
+            "`{}` is not a middleware: `use` takes a struct with `#[derive(Middleware)]` that wraps the rest of the stack; a model or a handler goes after `run`",
+            path_text(&line.path)
+        );
+        quote_spanned! {span=>
+            const _: () = if !#krate::__private::v1::is_middleware(#table, #index) {
+                ::core::panic!(#message)
+            };
+        }
     });
     let checks = stack.uses.iter().enumerate().flat_map(|(index, line)| {
         let span = last_segment_span(&line.path);
@@ -81,7 +96,7 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
         (0..REPORTED_PER_LINE).map(move |nth| {
             quote_spanned! {span=>
                 const _: () = if let ::core::option::Option::Some(message) =
-                    #krate::__private::placement_error(#table, #index, #nth)
+                    #krate::__private::v1::placement_error(#table, #index, #nth)
                 {
                     ::core::panic!("{}", message)
                 };
@@ -91,11 +106,23 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     quote! {
         const _: () = {
             #[allow(unused_imports)]
-            use #krate::__private::Middleware as _;
-            const #table: &[#krate::__private::Placement] = &[#(#entries),*];
+            use #krate::__private::v1::NotMiddleware as _;
+            const #table: &[#krate::__private::v1::Placement] = &[#(#entries),*];
+            #(#not_middleware)*
             #(#checks)*
         };
     }
+}
+
+/// The path as written, for messages (`brute::SystemPrompt`).
+fn path_text(path: &Path) -> String {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let lead = if path.leading_colon.is_some() {
+        "::"
+    } else {
+        ""
+    };
+    format!("{lead}{}", segments.join("::"))
 }
 
 fn is_closure(tokens: &TokenStream) -> bool {
@@ -126,30 +153,39 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let options = stack.uses.iter().enumerate().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let path = bare_path(&line.path);
+        // Each option is set through its field in `Name::__brute_option_names()`, so
+        // an unknown option is rustc's "no field" error listing the available ones.
         let setters = line.options.iter().flat_map(|o| &o.fields).map(|field| {
             let name = &field.name;
-            match &field.value {
-                Some(value) => quote! { .#name(#value) },
-                None => quote! { .#name(#name) },
+            let value = match &field.value {
+                Some(value) => quote! { #value },
+                None => quote! { #name },
+            };
+            let set = quote_spanned! {name.span()=> #path::__brute_option_names().#name.set };
+            quote! {
+                let #var = #set(#var, #value);
             }
         });
         let start = quote_spanned! {last_segment_span(&path)=> #path::__brute_options() };
         quote! {
-            let #var = #start #(#setters)*;
+            let #var = #start;
+            #(#setters)*
         }
     });
     let run_tokens = &stack.run.tokens;
     let span = run_span(stack);
     let terminal = match (flavor, is_closure(run_tokens)) {
         (Flavor::Agent, true) => {
-            quote_spanned! {span=> #krate::__private::terminal_fn(#run_tokens) }
+            quote_spanned! {span=> #krate::__private::v1::terminal_fn(#run_tokens) }
         }
-        (Flavor::Agent, false) => quote_spanned! {span=> #krate::__private::terminal(#run_tokens) },
+        (Flavor::Agent, false) => {
+            quote_spanned! {span=> #krate::__private::v1::terminal(#run_tokens) }
+        }
         (Flavor::Pipeline, true) => {
-            quote_spanned! {span=> #krate::__private::handler_fn(#run_tokens) }
+            quote_spanned! {span=> #krate::__private::v1::handler_fn(#run_tokens) }
         }
         (Flavor::Pipeline, false) => {
-            quote_spanned! {span=> #krate::__private::handler(#run_tokens) }
+            quote_spanned! {span=> #krate::__private::v1::handler(#run_tokens) }
         }
     };
     let total = stack.uses.len();
@@ -157,21 +193,21 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         let var = format_ident!("__brute_o{}", index);
         let depth = total - index;
         let boxed = box_after(depth, total)
-            .then(|| quote! { let #app = #krate::__private::Boxed::new(#app); });
-        let layer = quote_spanned! {last_segment_span(&line.path)=> #krate::__private::layer };
+            .then(|| quote! { let #app = #krate::__private::v1::Boxed::new(#app); });
+        let layer = quote_spanned! {last_segment_span(&line.path)=> #krate::__private::v1::layer };
         quote! {
             let #app = #layer(#var, #app);
             #boxed
         }
     });
     let finish = match flavor {
-        Flavor::Agent => quote! { #krate::__private::agent(#app) },
+        Flavor::Agent => quote! { #krate::__private::v1::agent(#app) },
         Flavor::Pipeline => quote! { #app },
     };
     quote! {{
         #checks
         #[allow(unused_imports)]
-        use #krate::__private::Middleware as _;
+        use #krate::__private::v1::NotMiddleware as _;
         #(#options)*
         let #app = #terminal;
         #(#layers)*
@@ -188,7 +224,7 @@ fn expand_type(
 ) -> TokenStream {
     let krate = stack.krate;
     let mut ty = match flavor {
-        Flavor::Agent => quote! { #krate::__private::Terminal<#run_type> },
+        Flavor::Agent => quote! { #krate::__private::v1::Terminal<#run_type> },
         Flavor::Pipeline => quote! { #run_type },
     };
     let total = stack.uses.len();
@@ -196,11 +232,11 @@ fn expand_type(
         ty = layer_type(&line.path, ty);
         let depth = total - index;
         if box_after(depth, total) {
-            ty = quote! { #krate::__private::Boxed<#ty> };
+            ty = quote! { #krate::__private::v1::Boxed<#ty> };
         }
     }
     if flavor == Flavor::Agent {
-        ty = quote! { #krate::Agent<#ty> };
+        ty = quote! { #krate::__private::v1::Agent<#ty> };
     }
     let super::parse::TypeHeader {
         attrs,
@@ -257,8 +293,8 @@ pub(crate) fn parse_error_fallback(
 
 fn fallback_value(krate: &TokenStream, flavor: Flavor) -> TokenStream {
     match flavor {
-        Flavor::Agent => quote! { #krate::__private::fallback_agent() },
-        Flavor::Pipeline => quote! { #krate::__private::Fallback },
+        Flavor::Agent => quote! { #krate::__private::v1::fallback_agent() },
+        Flavor::Pipeline => quote! { #krate::__private::v1::Fallback },
     }
 }
 
@@ -268,8 +304,8 @@ pub(crate) fn fallback(parsed: &Parsed, flavor: Flavor, errors: TokenStream) -> 
     let krate = &parsed.krate;
     let value = fallback_value(krate, flavor);
     let ty = match flavor {
-        Flavor::Agent => quote! { #krate::Agent<#krate::__private::Fallback> },
-        Flavor::Pipeline => quote! { #krate::__private::Fallback },
+        Flavor::Agent => quote! { #krate::__private::v1::Agent<#krate::__private::v1::Fallback> },
+        Flavor::Pipeline => quote! { #krate::__private::v1::Fallback },
     };
     match &parsed.header {
         Some(header) => {

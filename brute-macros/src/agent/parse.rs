@@ -5,7 +5,7 @@
 //! ```text
 //! block   := header? line*
 //! header  := attr* vis `type` Ident generics? `;`
-//! line    := `use` path options? `;`?  |  `run` tokens (`;` | end)
+//! line    := `use` path options? `;`  |  `run` tokens (`;` | end)
 //! options := `{` (ident (`:` expr)?),* `}`
 //! ```
 //!
@@ -50,6 +50,26 @@ pub(crate) struct UseLine {
     pub(crate) use_token: Token![use],
     pub(crate) path: Path,
     pub(crate) options: Option<Options>,
+    /// The closing `;` (absent only on a last line without `run`, itself an error).
+    pub(crate) semi: Option<Token![;]>,
+}
+
+impl UseLine {
+    /// Tokens spanning the whole line, from `use` to its end, for `syn::Error::new_spanned`.
+    pub(crate) fn whole(&self) -> TokenStream {
+        let use_token = &self.use_token;
+        match (&self.semi, &self.options) {
+            (Some(semi), _) => quote::quote!(#use_token #semi),
+            (None, Some(options)) => {
+                let close = proc_macro2::Ident::new("end", options.brace.span.close());
+                quote::quote!(#use_token #close)
+            }
+            (None, None) => {
+                let path = &self.path;
+                quote::quote!(#use_token #path)
+            }
+        }
+    }
 }
 
 /// The `{ .. }` after a `use` path.
@@ -149,21 +169,29 @@ fn parse_use(input: ParseStream<'_>) -> syn::Result<UseLine> {
     } else {
         None
     };
-    if options.is_some() {
-        // `;` after the braces is optional, as after a block.
-        let _ = input.parse::<Option<Token![;]>>()?;
-    } else if !input.is_empty() {
-        input.parse::<Token![;]>().map_err(|_| {
-            syn::Error::new(
-                input.span(),
-                "expected `;` or `{ option: value }` after the middleware path",
-            )
-        })?;
-    }
+    let semi = if input.is_empty() {
+        None
+    } else {
+        let span = match &options {
+            Some(options) => options.brace.span.close(),
+            None => input.span(),
+        };
+        let what = if options.is_some() {
+            "expected `;` after the options: each line ends in `;`, as in `use Name { option: value };`"
+        } else {
+            "expected `;` or `{ option: value }` after the middleware path"
+        };
+        Some(
+            input
+                .parse::<Token![;]>()
+                .map_err(|_| syn::Error::new(span, what))?,
+        )
+    };
     Ok(UseLine {
         use_token,
         path,
         options,
+        semi,
     })
 }
 

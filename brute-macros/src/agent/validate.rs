@@ -62,12 +62,14 @@ pub(crate) fn validate(parsed: &Parsed, flavor: Flavor) -> syn::Result<Stack<'_>
     }
 
     let Some(run) = run else {
-        push(syn::Error::new(
-            Span::call_site(),
-            format!(
-                "`{name}` needs a `run` line as its last line, naming the terminal that every pass ends in, e.g. `run model;`"
-            ),
-        ));
+        let message = format!(
+            "`{name}` needs a `run` line as its last line, naming the terminal that every pass ends in, e.g. `run model;`"
+        );
+        // Blame the end of the block: the last line, after which `run` is missing.
+        push(match uses.last() {
+            Some(last) => syn::Error::new_spanned(last.whole(), message),
+            None => syn::Error::new(Span::call_site(), message),
+        });
         return Err(errors.expect("an error was just pushed"));
     };
 

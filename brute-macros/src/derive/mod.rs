@@ -1,18 +1,50 @@
-//! `#[derive(Middleware)]`: read the struct and its attributes, then generate the
-//! options type, the constructor, the `Layer` impl and the placement metadata.
+//! `#[derive(Middleware)]`: [`parse`] the struct's attributes, [`validate`] them into a
+//! model, [`expand`] the model into the options type, the constructor, the `Layer` impl
+//! and the placement metadata.
+//!
+//! On errors, every error found is reported, beside [`expand::fallback`]: the items
+//! the user's other code names (`NameOptions`, `Name::new`, the middleware impl), so
+//! that one mistake gives one error and not a cascade.
 
-mod attr;
 mod expand;
+mod parse;
+mod validate;
 
 use proc_macro2::TokenStream;
 
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
-    let input = match syn::parse2::<syn::DeriveInput>(input) {
-        Ok(input) => input,
+    let ast = match syn::parse2::<syn::DeriveInput>(input) {
+        Ok(ast) => ast,
         Err(err) => return err.to_compile_error(),
     };
-    match attr::read(&input).and_then(|model| expand::expand(&input, &model)) {
-        Ok(tokens) => tokens,
-        Err(err) => err.to_compile_error(),
+    let mut errors = Errors::default();
+    let input = parse::parse(&ast, &mut errors);
+    let model = validate::validate(&input, &mut errors);
+    match errors.0 {
+        None => expand::expand(&model),
+        Some(err) => {
+            let mut tokens = err.to_compile_error();
+            if input.fields.is_some() {
+                tokens.extend(expand::fallback(&model));
+            }
+            tokens
+        }
+    }
+}
+
+/// The errors found so far, combined into one `syn::Error`.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, err: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(err),
+            None => self.0 = Some(err),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
     }
 }

@@ -4,8 +4,13 @@
 
 use renamed_brute::{Env, Error, Handler, Loop, Middleware};
 
+renamed_brute::kind! {
+    /// Layers that weigh the turn.
+    pub Weighing;
+}
+
 #[derive(Middleware)]
-#[middleware(crate = renamed_brute, inside = renamed_brute::kind::Loop)]
+#[middleware(crate = renamed_brute, inside = renamed_brute::kind::Loop, provides = Weighing)]
 struct Guarded<A> {
     app: A,
     #[middleware(default = 1)]

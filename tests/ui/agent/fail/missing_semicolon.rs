@@ -1,0 +1,9 @@
+// Each line ends in `;`, also after the options of a `use`.
+use brute::{brute_agent, Message, SystemPrompt};
+
+fn main() {
+    let _agent = brute_agent! {
+        use SystemPrompt { prompt: "Be brief." }
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

@@ -1,0 +1,10 @@
+// An unknown option is one error at the option, listing the valid ones.
+use brute::{brute_agent, Loop, MaxIterations, Message};
+
+fn main() {
+    let _agent = brute_agent! {
+        use Loop::While;
+        use MaxIterations { max_iterations: 3 };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

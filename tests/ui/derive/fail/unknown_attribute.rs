@@ -1,0 +1,31 @@
+// Every attribute error is reported, each at its key (two typos, two errors), and the
+// fallback expansion keeps the rest of the code compiling: the `Handler` impl,
+// `LayerOptions` and `use Layer { .. }` give no follow-on errors.
+use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+
+#[derive(Middleware)]
+#[middleware(inside_of = brute::kind::Loop, uniqe)]
+struct Layer<A> {
+    app: A,
+    #[middleware(defualt = 3)]
+    max: u32,
+}
+
+impl<A: Handler<Env>> Handler<Env> for Layer<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.app.call(env).await
+    }
+}
+
+fn options() -> LayerOptions {
+    LayerOptions::default()
+}
+
+fn main() {
+    let _ = options();
+    let _agent = brute_agent! {
+        use Loop::While;
+        use Layer { max: 3 };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+}

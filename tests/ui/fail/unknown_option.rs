@@ -1,9 +1,0 @@
-use brute::{brute_agent, Loop, MaxIterations, Message};
-
-fn main() {
-    let _agent = brute_agent! {
-        use Loop::While;
-        use MaxIterations { maximum: 3 };
-        run |_env| async { Ok(Message::assistant("hi")) };
-    };
-}
