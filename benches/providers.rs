@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use brute::providers::{anthropic, openai};
-use brute::{Env, Message, ToolCall, ToolSpec};
+use brute::{Env, Message, ToolCall, model::ToolSpec};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 

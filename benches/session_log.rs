@@ -13,8 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use brute::{
-    Completion, Env, Error, Event, Handler, Message, Model, SessionFile, SessionLog, Terminal,
-    ToolCall, pipeline,
+    Completion, Env, Error, Event, Handler, Message, Model, ToolCall,
+    middleware::{SessionFile, SessionLog},
+    model::Terminal,
+    pipeline,
 };
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group};
 

@@ -15,8 +15,8 @@ use brute::tools::{
     PreparedCall, Registry, ToolCallEnv, ToolContext, ToolError, ToolSet, standard_call_pipeline,
 };
 use brute::{
-    DefaultToolPipeline, Env, Handler, Loop, Message, Model, Role, ScriptedModel, ToolCall,
-    brute_agent, tool,
+    Env, Handler, Message, Model, Role, ToolCall, brute_agent, middleware::Loop,
+    providers::ScriptedModel, tool, tools::DefaultToolPipeline,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;

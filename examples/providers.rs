@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use brute::{
-    Anthropic, Event, EventKind, Message, Model, OpenAi, ScriptedModel, SystemPrompt, brute_agent,
+    Event, EventKind, Message, Model, brute_agent,
+    middleware::SystemPrompt,
+    providers::{Anthropic, OpenAi, ScriptedModel},
 };
 
 /// The same stack whatever the model: a system prompt, then one completion.

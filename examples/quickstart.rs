@@ -12,8 +12,9 @@
 use brute::compaction::DefaultCompactionPipeline;
 use brute::tools::{DefaultToolPipeline, Tools};
 use brute::{
-    Env, Event, EventKind, Loop, MaxIterations, Message, Role, ScriptedModel, SessionLog,
-    SystemPrompt, ToolCall, brute_agent,
+    Env, Event, EventKind, Message, Role, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
+    providers::ScriptedModel,
 };
 use serde_json::json;
 

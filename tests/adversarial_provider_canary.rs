@@ -164,7 +164,7 @@ fn leaks(api: Api) -> Vec<Leak> {
 async fn run<F: WireFormat>(model: HttpModel<F>, leak: &Leak) -> String {
     let mut seen = format!("{model:?}\n");
     let mut agent = brute_agent! {
-        use brute::Retry { attempts: 2, base_delay: Duration::from_millis(1), jitter: false };
+        use brute::middleware::Retry { attempts: 2, base_delay: Duration::from_millis(1), jitter: false };
         run model;
     };
     let retries = Arc::new(Mutex::new(Vec::new()));

@@ -11,7 +11,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use brute::tools::{ToolCallEnv, ToolContext, standard_call_pipeline};
-use brute::{DefaultToolPipeline, Handler, Loop, Message, ScriptedModel, ToolCall, Tools};
+use brute::{
+    Handler, Message, ToolCall,
+    middleware::Loop,
+    providers::ScriptedModel,
+    tools::{DefaultToolPipeline, Tools},
+};
 use serde_json::{Value, json};
 
 /// Tries per tool: each is one call while the swapper runs.

@@ -11,8 +11,8 @@ use brute::compaction::{
     TokenEstimator, ToolResults, Trigger, is_well_paired,
 };
 use brute::{
-    Env, Error, Event, EventKind, Handler, Loop, Message, Middleware, ModelError, Role,
-    ScriptedModel, ToolCall, brute_agent, pipeline,
+    Env, Error, Event, EventKind, Handler, Message, Middleware, ModelError, Role, ToolCall,
+    brute_agent, middleware::Loop, pipeline, providers::ScriptedModel,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -238,7 +238,7 @@ async fn five_hundred_tool_calls_stay_inside_a_small_window() {
     let window = 8_000;
     let compacted = Arc::new(AtomicUsize::new(0));
     let mut agent = brute_agent! {
-        use brute::SystemPrompt { prompt: "You are terse." };
+        use brute::middleware::SystemPrompt { prompt: "You are terse." };
         use Loop::ToolResult;
         use DefaultCompactionPipeline { window: window };
         use FakeTools { output: 2_000 };
@@ -451,7 +451,7 @@ async fn the_session_log_persists_what_survives_compaction() {
     let path = dir.path().join("session.jsonl");
     let compactions = Arc::new(AtomicUsize::new(0));
     let mut agent = brute_agent! {
-        use brute::SessionLog { path: path.clone() };
+        use brute::middleware::SessionLog { path: path.clone() };
         use Loop::ToolResult;
         use DefaultCompactionPipeline { window: 3_000 };
         use FakeTools;

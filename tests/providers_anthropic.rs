@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brute::{
-    Anthropic, Completion, Env, Error, Event, EventKind, Message, Model, ModelError, ToolCall,
-    ToolSpec, brute_agent,
+    Completion, Env, Error, Event, EventKind, Message, Model, ModelError, ToolCall, brute_agent,
+    model::ToolSpec, providers::Anthropic,
 };
 use providers_support::{Reply, Server};
 use serde_json::{Value, json};
@@ -596,7 +596,7 @@ async fn thinking_survives_the_session_file_and_the_key_never_reaches_it() {
         let server = Server::start(vec![thinking_reply(stream), hello_reply(stream)]).await;
         let model = model(&server, stream).thinking(2048);
         let agent = brute_agent! {
-            use brute::SessionLog { path: path.clone() };
+            use brute::middleware::SessionLog { path: path.clone() };
             run model;
         };
         agent.start("Remember the number 7.").await.unwrap();
@@ -646,7 +646,7 @@ async fn recorded_responses_replay_identically() {
             "{line}"
         );
 
-        let replay = brute::Replay::from_file(&tape).unwrap();
+        let replay = brute::providers::Replay::from_file(&tape).unwrap();
         let seen = Arc::new(Mutex::new(String::new()));
         let log = seen.clone();
         let mut agent = brute_agent! { run replay; };

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brute::{
-    Completion, Env, Error, EventKind, Message, Model, ModelError, OpenAi, Replay, ToolCall,
-    ToolSpec, brute_agent,
+    Completion, Env, Error, EventKind, Message, Model, ModelError, ToolCall, brute_agent,
+    model::ToolSpec,
+    providers::{OpenAi, Replay},
 };
 use providers_support::{Reply, Server};
 use serde_json::{Value, json};
@@ -626,7 +627,7 @@ async fn the_retry_layer_waits_the_servers_retry_after_and_the_turn_succeeds() {
     .await;
     let model = model(&server, true);
     let mut agent = brute_agent! {
-        use brute::Retry { attempts: 3, base_delay: Duration::from_millis(1), jitter: false };
+        use brute::middleware::Retry { attempts: 3, base_delay: Duration::from_millis(1), jitter: false };
         run model;
     };
     let delays = Arc::new(Mutex::new(Vec::new()));

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brute::{
-    Completion, Env, Error, Event, EventKind, Loop, MaxIterations, Message, Model, ModelError,
-    Retry, SessionFile, SessionLog, StopReason, brute_agent,
+    Completion, Env, Error, Event, EventKind, Message, Model, ModelError, StopReason, brute_agent,
+    middleware::{Loop, MaxIterations, Retry, SessionFile, SessionLog},
 };
 use scripted_tools::{RunTools, echo_calls};
 use tokio::time::Instant;

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use brute::session::{Problem, check_history};
 use brute::{
-    Env, Error, EventKind, Loop, MaxIterations, Message, Model, Role, SessionError, SessionLog,
-    SystemPrompt, brute_agent,
+    Env, Error, EventKind, Message, Model, Role, brute_agent,
+    middleware::{Loop, MaxIterations, SessionError, SessionLog, SystemPrompt},
 };
 use scripted_tools::{RunTools, echo_calls};
 use session_support::{AnyStore, KillOnDrop, postgres_database, sqlite_path, temp_dir};

@@ -11,9 +11,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brute::{
-    Env, Error, EventKind, Handler, INTERRUPTED_TOOL_CALL, Loop, MaxIterations, Message, Model,
-    Role, ScriptedModel, SessionError, SessionFile, SessionLog, StopReason, SystemPrompt,
-    brute_agent,
+    Env, Error, EventKind, Handler, Message, Model, Role, StopReason, brute_agent,
+    middleware::{
+        INTERRUPTED_TOOL_CALL, Loop, MaxIterations, SessionError, SessionFile, SessionLog,
+        SystemPrompt,
+    },
+    providers::ScriptedModel,
 };
 use scripted_tools::{RunTools, assert_no_dangling_call, echo_calls};
 
@@ -172,7 +175,8 @@ async fn one_shared_agent_runs_many_sessions_concurrently() {
         tasks.push(tokio::spawn(async move {
             for prompt in [format!("My name is {name}."), "What's my name?".to_string()] {
                 let mut env = agent.env();
-                env.extensions.insert(brute::SessionPath(path.clone()));
+                env.extensions
+                    .insert(brute::middleware::SessionPath(path.clone()));
                 env.messages.push(Message::user(prompt));
                 let outcome = agent.turn(env).await.unwrap();
                 if outcome.env.messages.len() > 3 {
@@ -729,7 +733,7 @@ async fn the_seed_stack_runs_end_to_end_with_the_default_tool_pipeline() {
         use SystemPrompt { prompt: "You add numbers." };
         use Loop::ToolResult;
         use MaxIterations { max: 25 };
-        use brute::DefaultToolPipeline { tools: (Add,), root: dir.path() };
+        use brute::tools::DefaultToolPipeline { tools: (Add,), root: dir.path() };
         run model;
     };
     let outcome = agent.start("2 + 3?").await.unwrap();
@@ -830,7 +834,7 @@ fn crash_child(path: &str, stack: &str) {
                 use SystemPrompt { prompt: "sys" };
                 use Loop::ToolResult;
                 use MaxIterations { max: 10 };
-                use brute::DefaultToolPipeline { tools: (Echo,), root: std::env::temp_dir() };
+                use brute::tools::DefaultToolPipeline { tools: (Echo,), root: std::env::temp_dir() };
                 run SlowModel;
             };
             for kind in [EventKind::ModelRequest, EventKind::ModelResponse] {
@@ -969,7 +973,7 @@ async fn each_tool_result_of_a_batch_is_durable_before_the_next() {
     std::fs::write(dir.path().join("b.txt"), "beta\n").unwrap();
     let path = dir.path().join("session.jsonl");
     let root = dir.path().to_path_buf();
-    let model = brute::ScriptedModel::per_turn([
+    let model = brute::providers::ScriptedModel::per_turn([
         Message::tool_calls(
             "",
             vec![
@@ -980,8 +984,8 @@ async fn each_tool_result_of_a_batch_is_durable_before_the_next() {
         Message::assistant("done"),
     ]);
     let mut agent = brute::brute_agent! {
-        use brute::SessionLog { path: path.clone() };
-        use brute::Loop::ToolResult;
+        use brute::middleware::SessionLog { path: path.clone() };
+        use brute::middleware::Loop::ToolResult;
         use DefaultToolPipeline { tools: Tools::READ_ONLY, root: root };
         run model;
     };

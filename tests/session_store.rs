@@ -16,8 +16,9 @@ use brute::session::{
     copy_sessions,
 };
 use brute::{
-    Env, INTERRUPTED_TOOL_CALL, Message, Role, ScriptedModel, SessionError, SessionLog,
-    SystemPrompt, ToolCall, brute_agent,
+    Env, Message, Role, ToolCall, brute_agent,
+    middleware::{INTERRUPTED_TOOL_CALL, SessionError, SessionLog, SystemPrompt},
+    providers::ScriptedModel,
 };
 use scripted_tools::{assert_no_dangling_call, echo_calls};
 use session_support::{postgres_database, sqlite_path, temp_dir};
@@ -277,7 +278,7 @@ async fn session_log_runs_on_every_store() {
     session_log_on(jsonl.clone().into(), |id| blocking_load(&jsonl, id)).await;
     // The file store's files are today's format: `SessionFile` reads them.
     assert_eq!(
-        brute::SessionFile::read(dir.path().join("jsonl/Ada.jsonl"))
+        brute::middleware::SessionFile::read(dir.path().join("jsonl/Ada.jsonl"))
             .unwrap()
             .len(),
         4
@@ -318,7 +319,7 @@ async fn a_session_id_with_the_default_store_names_a_file_beside_the_path() {
     env.messages.push(Message::user("hello"));
     agent.turn(env).await.unwrap();
     assert_eq!(
-        brute::SessionFile::read(dir.path().join("carol.jsonl")).unwrap(),
+        brute::middleware::SessionFile::read(dir.path().join("carol.jsonl")).unwrap(),
         [Message::user("hello"), Message::assistant("hi")]
     );
     assert!(!dir.path().join("default.jsonl").exists());
@@ -483,7 +484,7 @@ async fn a_symlinked_session_keeps_its_link_through_a_rewrite() {
     std::fs::write(&target, "").unwrap();
     let link = dir.path().join("link.jsonl");
     std::os::unix::fs::symlink("real/target.jsonl", &link).unwrap();
-    let (mut file, _) = brute::SessionFile::open(&link).unwrap();
+    let (mut file, _) = brute::middleware::SessionFile::open(&link).unwrap();
     file.append(&[Message::user("one")]).unwrap();
     file.rewrite(&[Message::user("rewritten")]).unwrap();
     file.append(&[Message::assistant("two")]).unwrap();
@@ -496,7 +497,7 @@ async fn a_symlinked_session_keeps_its_link_through_a_rewrite() {
         "the rewrite replaced the link"
     );
     assert_eq!(
-        brute::SessionFile::read(&target).unwrap(),
+        brute::middleware::SessionFile::read(&target).unwrap(),
         [Message::user("rewritten"), Message::assistant("two")]
     );
     // Nothing else is left in either folder.
@@ -524,7 +525,7 @@ async fn a_leftover_temp_file_of_an_interrupted_rewrite_is_removed_on_open() {
     // What a crash between writing the temp file and renaming it leaves.
     let leftover = dir.path().join(".s.jsonl.tmp");
     std::fs::write(&leftover, "{\"role\":\"user\",\"content\":\"half").unwrap();
-    let (file, history) = brute::SessionFile::open(&path).unwrap();
+    let (file, history) = brute::middleware::SessionFile::open(&path).unwrap();
     drop(file);
     assert_eq!(history, [Message::user("kept")]);
     assert!(!leftover.exists());
@@ -560,7 +561,7 @@ async fn a_fifo_at_the_session_path_is_refused_without_hanging() {
         "{error}"
     );
     assert!(matches!(
-        brute::SessionFile::read(&path).unwrap_err(),
+        brute::middleware::SessionFile::read(&path).unwrap_err(),
         SessionError::NotAFile { .. }
     ));
 }

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use brute::session::{SessionId, check_history};
 use brute::{
-    Env, Error, EventKind, Loop, MaxIterations, Message, Model, Role, SessionError, SessionLog,
-    ToolCall, brute_agent,
+    Env, Error, EventKind, Message, Model, Role, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations, SessionError, SessionLog},
 };
 use session_support::{AnyStore, KillOnDrop, postgres_database};
 

@@ -6,8 +6,10 @@
 use std::sync::{Arc, Mutex};
 
 use brute::{
-    BoxAgent, Env, Error, Event, EventKind, Handler, Loop, MaxIterations, Message, Middleware,
-    ScriptedModel, StopReason, brute_agent, pipeline,
+    BoxAgent, Env, Error, Event, EventKind, Handler, Message, Middleware, StopReason, brute_agent,
+    middleware::{Loop, MaxIterations},
+    pipeline,
+    providers::ScriptedModel,
 };
 
 /// A shared log of what the layers saw.
@@ -127,7 +129,7 @@ async fn boxed_agents_of_different_stacks_live_in_one_collection() {
     let agents: Vec<BoxAgent> = vec![
         brute_agent! { run |_env| async { Ok(Message::assistant("plain")) }; }.boxed(),
         brute_agent! {
-            use brute::SystemPrompt { prompt: "be brief" };
+            use brute::middleware::SystemPrompt { prompt: "be brief" };
             use Loop::While { condition: |env| env.iteration < 2 };
             run |env| {
                 let pass = env.iteration;

@@ -10,8 +10,11 @@ use brute::tools::{
     Approval, Decision, Tool, ToolContext, ToolError, ToolOutput, Truncation, schemars, serde,
 };
 use brute::{
-    DefaultToolPipeline, Event, EventKind, Loop, MaxIterations, Message, Role, ScriptedModel,
-    ToolCall, brute_agent, tool,
+    Event, EventKind, Message, Role, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations},
+    providers::ScriptedModel,
+    tool,
+    tools::DefaultToolPipeline,
 };
 use serde_json::json;
 
@@ -261,7 +264,7 @@ async fn a_model_that_corrects_itself_sees_every_result() {
     ]);
     let session = dir.path().join("session.jsonl");
     let mut agent = brute_agent! {
-        use brute::SessionLog { path: session.clone() };
+        use brute::middleware::SessionLog { path: session.clone() };
         use Loop::ToolResult;
         use MaxIterations { max: 10 };
         use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path() };
@@ -457,7 +460,7 @@ async fn a_stack_without_tool_calls_only_advertises() {
     let dir = tempfile::tempdir().unwrap();
     let agent = brute_agent! {
         use Loop::ToolResult;
-        use DefaultToolPipeline { tools: brute::Tools::ALL, root: dir.path() };
+        use DefaultToolPipeline { tools: brute::tools::Tools::ALL, root: dir.path() };
         run |env| {
             let advertised = env.tools.len();
             async move { Ok(Message::assistant(format!("{advertised} tools"))) }
@@ -526,17 +529,17 @@ async fn a_full_stack_with_every_builtin_tool_runs_a_tool_turn() {
         Message::assistant("done"),
     ]);
     let agent = brute_agent! {
-        use brute::SessionLog { path: log.clone() };
-        use brute::SystemPrompt { prompt: "Be brief." };
+        use brute::middleware::SessionLog { path: log.clone() };
+        use brute::middleware::SystemPrompt { prompt: "Be brief." };
         use Loop::ToolResult;
         use MaxIterations { max: 8 };
         use DefaultToolPipeline {
-            tools: brute::Tools::ALL,
+            tools: brute::tools::Tools::ALL,
             root: dir.path(),
             concurrency: 4,
             timeout: Duration::from_secs(30),
         };
-        use brute::Retry { attempts: 2 };
+        use brute::middleware::Retry { attempts: 2 };
         run model;
     };
     let outcome = agent.start("go").await.unwrap();

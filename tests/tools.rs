@@ -5,7 +5,7 @@
 use brute::tools::{
     PreparedCall, Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet, prepare,
 };
-use brute::{Tool, ToolCall, ToolSpec, tool};
+use brute::{ToolCall, model::ToolSpec, tool, tools::Tool};
 use serde_json::json;
 
 /// Adds two numbers.
@@ -189,7 +189,7 @@ async fn the_registry_holds_tools_known_at_run_time() {
 
 #[test]
 fn builtin_specs_have_schemas() {
-    let all = specs(&brute::Tools::ALL);
+    let all = specs(&brute::tools::Tools::ALL);
     let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,

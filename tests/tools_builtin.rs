@@ -12,7 +12,10 @@ use brute::tools::{
     standard_call_pipeline,
 };
 use brute::{
-    DefaultToolPipeline, Handler, Loop, Message, Role, ScriptedModel, ToolCall, Tools, brute_agent,
+    Handler, Message, Role, ToolCall, brute_agent,
+    middleware::Loop,
+    providers::ScriptedModel,
+    tools::{DefaultToolPipeline, Tools},
 };
 use serde_json::{Value, json};
 

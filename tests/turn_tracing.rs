@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use brute::{
-    Completion, Env, Loop, MaxIterations, Message, Model, ScriptedModel, SystemPrompt, Usage,
-    brute_agent,
+    Completion, Env, Message, Model, Usage, brute_agent,
+    middleware::{Loop, MaxIterations, SystemPrompt},
+    providers::ScriptedModel,
 };
 use scripted_tools::{RunTools, echo_calls};
 
@@ -114,12 +115,12 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
     .named("test-model");
     let model = UsageModel(script);
     let mut agent = brute_agent! {
-        use brute::SessionLog { path: path.clone() };
+        use brute::middleware::SessionLog { path: path.clone() };
         use SystemPrompt { prompt: "sys" };
         use Loop::ToolResult;
         use MaxIterations { max: 5 };
         use RunTools;
-        use brute::Retry;
+        use brute::middleware::Retry;
         run model;
     };
     // Content capture is explicit; this function reads the OpenTelemetry variable.
@@ -141,7 +142,7 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
     ]);
     let tools_agent = brute_agent! {
         use Loop::ToolResult;
-        use brute::tools::DefaultToolPipeline { tools: brute::Tools::READ_ONLY, root: dir.path() };
+        use brute::tools::DefaultToolPipeline { tools: brute::tools::Tools::READ_ONLY, root: dir.path() };
         run reader;
     };
     runtime.block_on(tools_agent.start("read")).unwrap();

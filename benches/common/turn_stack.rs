@@ -1,8 +1,8 @@
 //! The 6-layer stack of the `turn` benchmarks, as `brute_agent!` and by hand.
 
 use brute::{
-    Agent, Env, Error, Handler, Loop, MaxIterations, Message, Middleware, Role, SystemPrompt,
-    brute_agent,
+    Agent, Env, Error, Handler, Message, Middleware, Role, brute_agent,
+    middleware::{Loop, MaxIterations, SystemPrompt},
 };
 
 /// A layer that only calls the next one: pure stack overhead.

@@ -20,7 +20,7 @@ use crate::trace::traced;
 /// turns at once, each on its own [`Env`].
 ///
 /// ```
-/// use brute::{brute_agent, Message, StopReason};
+/// use brute::{Message, StopReason, brute_agent};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let agent = brute_agent! {
@@ -206,11 +206,11 @@ impl<S> fmt::Debug for Agent<S> {
 /// An agent whose stack type is erased: see [`Agent::boxed`].
 ///
 /// ```
-/// use brute::{brute_agent, BoxAgent, Message};
+/// use brute::{BoxAgent, Message, brute_agent};
 ///
 /// let agents: Vec<BoxAgent> = vec![
 ///     brute_agent! { run |_env| async { Ok(Message::assistant("a")) }; }.boxed(),
-///     brute_agent! { use brute::SystemPrompt { prompt: "terse" }; run |_env| async { Ok(Message::assistant("b")) }; }
+///     brute_agent! { use brute::middleware::SystemPrompt { prompt: "terse" }; run |_env| async { Ok(Message::assistant("b")) }; }
 ///         .boxed(),
 /// ];
 /// # let _ = agents;

@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
-//! use brute::{brute_agent, EventKind, Event, Message};
+//! use brute::{Event, EventKind, Message, brute_agent};
 //!
 //! # tokio_test();
 //! # fn tokio_test() { tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

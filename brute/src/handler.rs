@@ -58,7 +58,7 @@ pub struct HandlerFn<F> {
 /// Makes a handler from a closure: `handler_fn(|env: &mut MyEnv| { ..; async { Ok(()) } })`.
 ///
 /// ```
-/// use brute::{Env, Handler, handler_fn};
+/// use brute::{Env, Handler, handler::handler_fn};
 ///
 /// let handler = handler_fn(|env: &mut Env| {
 ///     env.iteration += 1;

@@ -14,7 +14,7 @@
 //!
 //! Declare kinds of your own with [`kind!`](crate::kind!).
 
-use crate::stack::Kind;
+pub use crate::stack::Kind;
 use crate::stack::placement::{Check, KindInfo, Rule, Sealed};
 
 /// Declares placement kinds for your own middleware.

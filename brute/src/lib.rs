@@ -23,7 +23,7 @@
 //! struct holding the next, and a turn is one monomorphised future.
 //!
 //! ```
-//! use brute::{brute_agent, Loop, MaxIterations, Message, SystemPrompt};
+//! use brute::{Message, brute_agent, middleware::{Loop, MaxIterations, SystemPrompt}};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let agent = brute_agent! {
@@ -48,7 +48,7 @@
 //! layer is a compile error at its `use` line naming the layer, the rule and the fix:
 //!
 //! ```compile_fail
-//! # use brute::{brute_agent, MaxIterations, Message};
+//! # use brute::{Message, brute_agent, middleware::MaxIterations};
 //! let agent = brute_agent! {
 //!     use MaxIterations { max: 3 };   // error: `MaxIterations` must sit inside a
 //!                                     // layer that provides `Loop` ...
@@ -65,7 +65,7 @@
 //! [`Handler`] that calls the app once:
 //!
 //! ```
-//! use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+//! use brute::{Env, Error, Handler, Message, Middleware, brute_agent};
 //!
 //! /// Tags every assistant reply.
 //! #[derive(Middleware)]
@@ -96,8 +96,9 @@
 //!
 //! ## Models and providers
 //!
-//! `run` takes any [`Model`]: a closure, [`ScriptedModel`] (a script, for tests and
-//! offline use), [`Replay`] (recorded provider responses), or a real provider from
+//! `run` takes any [`Model`]: a closure, [`ScriptedModel`](providers::ScriptedModel) (a
+//! script, for tests and offline use), [`Replay`](providers::Replay) (recorded provider
+//! responses), or a real provider from
 //! [`providers`]: `OpenAi` for the OpenAI-compatible Chat Completions API (OpenAI,
 //! Ollama, vLLM, llama.cpp, OpenRouter; feature `openai`) and `Anthropic` for the
 //! Messages API (feature `anthropic`). Both stream when asked, emitting
@@ -114,22 +115,23 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod agent;
+pub mod agent;
 pub mod compaction;
 pub mod env;
-mod error;
-mod event;
-mod handler;
+pub mod error;
+pub mod event;
+pub mod handler;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 pub mod kind;
 mod message;
 pub mod middleware;
-mod model;
+pub mod model;
+pub mod prelude;
 pub mod providers;
 mod scripted;
 pub mod session;
-pub mod stack;
+mod stack;
 mod stop;
 mod tool;
 #[cfg(feature = "tools")]
@@ -141,28 +143,17 @@ mod usage;
 #[doc(hidden)]
 pub mod __private;
 
-pub use agent::{Agent, BoxAgent, BoxStack, Outcome};
+pub use agent::{Agent, BoxAgent, Outcome};
 pub use env::{Env, Transcript};
-pub use error::{BoxError, Error, ModelError};
+pub use error::{Error, ModelError};
 pub use event::{Event, EventKind};
-pub use handler::{Handler, HandlerFn, handler_fn};
+pub use handler::Handler;
 pub use message::{Message, Role, ToolCall};
-pub use middleware::*;
-pub use model::{Completion, FnTerminal, Model, Reply, Terminal};
-pub use providers::Replay;
-#[cfg(feature = "anthropic")]
-pub use providers::anthropic::Anthropic;
-#[cfg(feature = "openai")]
-pub use providers::openai::OpenAi;
-pub use scripted::ScriptedModel;
-pub use stack::{Kind, Middleware};
-pub use stop::{ExitReason, PassLimit, StopReason};
-pub use tool::ToolSpec;
-#[cfg(feature = "tools")]
-pub use tools::{DefaultToolPipeline, DefaultToolPipelineOptions, Tool, Tools};
-pub use usage::{LastCall, Usage};
+pub use model::{Completion, Model, Usage};
+pub use stack::Middleware;
+pub use stop::{ExitReason, StopReason};
 
-/// Turns an async fn into a [`Tool`]: the fn's doc comment is the description, its
+/// Turns an async fn into a [`Tool`](tools::Tool): the fn's doc comment is the description, its
 /// parameters are the arguments (their doc comments describe them in the schema), and
 /// one parameter of reference type receives the [`ToolContext`](tools::ToolContext).
 ///
@@ -214,7 +205,8 @@ pub use brute_macros::tool;
 /// `#[middleware(into)]` (the setter takes `impl Into<T>`), `#[middleware(state)]`
 /// (internal state, not an option, built from its default), `#[middleware(app)]`.
 /// A field whose type is a type parameter is a generic option: setting it changes
-/// the options' type, and leaving it unset leaves [`stack::MissingOption`] there.
+/// the options' type; `#[middleware(default_type = T)]` names the type it has until it
+/// is set.
 ///
 /// Struct attributes: `provides = Kind`, `inside = Kind` (a layer further out provides
 /// it), `outside = Kind` (none further out does), `requires_inner = Kind` (a layer
@@ -269,7 +261,7 @@ pub use brute_macros::Middleware;
 /// terminal's type after `run`:
 ///
 /// ```
-/// use brute::{brute_agent, Agent, Loop, Message, MaxIterations, Model};
+/// use brute::{Agent, Message, Model, brute_agent, middleware::{Loop, MaxIterations}};
 ///
 /// brute_agent! {
 ///     pub type Bot<M>;
@@ -300,7 +292,7 @@ macro_rules! brute_agent {
 /// literal becomes [`handler_fn`].
 ///
 /// ```
-/// use brute::{pipeline, Env, Handler, Loop, Message};
+/// use brute::{Env, Handler, Message, pipeline, middleware::Loop};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let stack = pipeline! {

@@ -11,7 +11,8 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::Message;
-use crate::usage::{LastCall, Usage};
+pub use crate::tool::ToolSpec;
+pub use crate::usage::{LastCall, Usage};
 
 /// What one model call returns: the assistant message and, when known, its usage.
 #[derive(Clone, Debug, PartialEq)]

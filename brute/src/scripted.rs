@@ -20,7 +20,7 @@ use crate::model::{Completion, Model};
 /// - [`ScriptedModel::from_fn`] chooses each reply with a closure over the env.
 ///
 /// ```
-/// use brute::{brute_agent, Message, ScriptedModel};
+/// use brute::{Message, brute_agent, providers::ScriptedModel};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let model = ScriptedModel::new([Message::assistant("one"), Message::assistant("two")]);
@@ -64,7 +64,7 @@ impl ScriptedModel {
     /// Answers each call with `f(env)`.
     ///
     /// ```
-    /// use brute::{Message, ScriptedModel};
+    /// use brute::{Message, providers::ScriptedModel};
     /// let echo = ScriptedModel::from_fn(|env| {
     ///     Message::assistant(env.messages.last().map(|m| m.content.clone()).unwrap_or_default())
     /// });

@@ -62,14 +62,14 @@ impl Settings {
 
 impl Api {
     pub fn openai(self, server: &Server, settings: &Settings) -> HttpModel<openai::Codec> {
-        settings.apply(brute::OpenAi::compatible(
+        settings.apply(brute::providers::OpenAi::compatible(
             format!("{}/v1", server.url()),
             "gpt-test",
         ))
     }
 
     pub fn anthropic(self, server: &Server, settings: &Settings) -> HttpModel<anthropic::Codec> {
-        settings.apply(brute::Anthropic::from_wire(
+        settings.apply(brute::providers::Anthropic::from_wire(
             anthropic::Codec::new("claude-test"),
             server.url(),
         ))

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use brute::{Env, Error, Event, Handler, Message, ToolCall, ToolSpec};
+use brute::{Env, Error, Event, Handler, Message, ToolCall, model::ToolSpec};
 
 /// Runs the model's tool calls: the result of `echo` is its `text` argument; a call
 /// named `fail` gives an error result.

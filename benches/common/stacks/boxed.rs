@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use brute::{Env, Error, ExitReason, ScriptedModel, ToolSpec};
+use brute::{Env, Error, ExitReason, model::ToolSpec, providers::ScriptedModel};
 
 use super::scenario::{
     MAX, Noop, PROMPT, add_system_prompt, advertise, complete, last_is_tool_result, run_calls,

@@ -7,8 +7,11 @@ use std::sync::OnceLock;
 
 use brute::tools::{Execute, ToolContext, ToolError, ToolOutput, ToolSet, Truncation, Validate};
 use brute::{
-    Agent, DefaultToolPipeline, Env, Error, Handler, Loop, MaxIterations, Middleware,
-    ScriptedModel, SystemPrompt, Tool, ToolSpec, brute_agent,
+    Agent, Env, Error, Handler, Middleware, brute_agent,
+    middleware::{Loop, MaxIterations, SystemPrompt},
+    model::ToolSpec,
+    providers::ScriptedModel,
+    tools::{DefaultToolPipeline, Tool},
 };
 
 use super::scenario::{

@@ -1,6 +1,6 @@
 //! The limit: the turn written by hand as one loop, over the same env, model and tool.
 
-use brute::{Env, Error, ExitReason, ScriptedModel, ToolSpec};
+use brute::{Env, Error, ExitReason, model::ToolSpec, providers::ScriptedModel};
 
 use super::scenario::{
     MAX, Noop, PROMPT, add_system_prompt, advertise, complete, last_is_tool_result, run_calls,

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use brute::tools::{schemars, serde};
-use brute::{Env, Error, Message, Model, Role, ScriptedModel, ToolCall, ToolSpec};
+use brute::{
+    Env, Error, Message, Model, Role, ToolCall, model::ToolSpec, providers::ScriptedModel,
+};
 
 /// The system prompt.
 pub const PROMPT: &str = "You are a terse assistant.";

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use brute::{Env, ExitReason, ScriptedModel, ToolSpec};
+use brute::{Env, ExitReason, model::ToolSpec, providers::ScriptedModel};
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt};
 
 use super::scenario::{

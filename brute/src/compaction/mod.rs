@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use brute::compaction::{CompactionEnv, SlidingWindow, Summarize, ToolResults};
-//! use brute::{pipeline, Message, ScriptedModel};
+//! use brute::{Message, pipeline, providers::ScriptedModel};
 //!
 //! let summariser = ScriptedModel::from_fn(|_env| Message::assistant("Goal: ..."));
 //! let compactor = pipeline! {

@@ -52,7 +52,7 @@ impl Default for Trigger {
 ///
 /// ```
 /// use brute::compaction::DefaultCompactionPipeline;
-/// use brute::{brute_agent, Loop, Message, ScriptedModel};
+/// use brute::{Message, brute_agent, middleware::Loop, providers::ScriptedModel};
 ///
 /// let summariser = ScriptedModel::from_fn(|_env| Message::assistant("Goal: ..."));
 /// let agent = brute_agent! {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use crate::stop::PassLimit;
 pub use extensions::Extensions;
 pub use listeners::EventHandler;
 pub(crate) use listeners::Listeners;
@@ -24,7 +25,7 @@ pub use transcript::{Changes, Mark, Transcript};
 use crate::error::Error;
 use crate::event::{Event, EventKind};
 use crate::message::Message;
-use crate::stop::{ExitReason, PassLimit};
+use crate::stop::ExitReason;
 use crate::tool::ToolSpec;
 use crate::usage::{LastCall, Usage};
 

@@ -36,7 +36,7 @@ pub enum LimitMode {
 /// `mode: LimitMode` (default [`LimitMode::End`]), what happens at the limit.
 ///
 /// ```
-/// use brute::{brute_agent, Loop, LimitMode, MaxIterations, Message, StopReason, ExitReason};
+/// use brute::{ExitReason, Message, StopReason, brute_agent, middleware::{LimitMode, Loop, MaxIterations}};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let agent = brute_agent! {

@@ -29,7 +29,7 @@ use crate::handler::Handler;
 /// ```
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use std::time::Duration;
-/// use brute::{brute_agent, Error, Message, ModelError, Retry};
+/// use brute::{Error, Message, ModelError, brute_agent, middleware::Retry};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let calls = AtomicU32::new(0);

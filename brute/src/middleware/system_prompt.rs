@@ -24,7 +24,7 @@ impl Prompt {
     /// A prompt built each turn by `f`.
     ///
     /// ```
-    /// use brute::Prompt;
+    /// use brute::middleware::Prompt;
     /// let prompt = Prompt::build(|env| format!("You are on pass {}.", env.iteration));
     /// # let _ = prompt;
     /// ```
@@ -203,11 +203,11 @@ impl fmt::Debug for Prompt {
 /// with one. An empty prompt adds nothing.
 ///
 /// ```
-/// use brute::{brute_agent, Message, Role};
+/// use brute::{Message, Role, brute_agent};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let agent = brute_agent! {
-///     use brute::SystemPrompt { prompt: "You are terse." };
+///     use brute::middleware::SystemPrompt { prompt: "You are terse." };
 ///     run |_env| async { Ok(Message::assistant("ok")) };
 /// };
 /// let outcome = agent.start("hi").await?;

@@ -7,7 +7,7 @@
 /// increments `env.iteration` and emits [`Event::Iteration`](crate::Event::Iteration).
 ///
 /// ```
-/// use brute::{brute_agent, Loop, Message};
+/// use brute::{Message, brute_agent, middleware::Loop};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// // Ask the model three times, whatever it says.

@@ -71,12 +71,17 @@ mod replay;
 mod sse;
 mod stream;
 
+pub use crate::scripted::ScriptedModel;
+#[cfg(feature = "anthropic")]
+pub use anthropic::Anthropic;
 #[cfg(feature = "http")]
 pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_RESPONSE_BYTES, HttpModel,
 };
 pub use format::{StreamDecode, WireFormat};
+#[cfg(feature = "openai")]
+pub use openai::OpenAi;
 pub use replay::{Replay, ReplayError};
 pub use sse::DEFAULT_MAX_EVENT_BYTES;
 

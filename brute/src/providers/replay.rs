@@ -28,7 +28,7 @@ use crate::model::{Completion, Model};
 /// [`ModelError::Rejected`].
 ///
 /// ```
-/// use brute::{brute_agent, Replay};
+/// use brute::{brute_agent, providers::Replay};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let recording = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from the tape"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}

@@ -54,7 +54,7 @@ use crate::trace::traced;
 /// compile time: it provides [`kind::SessionLog`](crate::kind::SessionLog)).
 ///
 /// ```
-/// use brute::{brute_agent, Message, ScriptedModel, SessionLog, SystemPrompt};
+/// use brute::{Message, brute_agent, middleware::{SessionLog, SystemPrompt}, providers::ScriptedModel};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let dir = tempfile_dir();
@@ -109,7 +109,7 @@ pub struct SessionLog<A> {
 /// sessions at once.
 ///
 /// ```
-/// use brute::{brute_agent, Message, SessionLog, SessionPath};
+/// use brute::{Message, brute_agent, middleware::{SessionLog, SessionPath}};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// # let dir = std::env::temp_dir().join(format!("brute-doc-sp-{}", std::process::id()));
@@ -134,7 +134,7 @@ pub struct SessionPath(pub PathBuf);
 ///
 /// ```
 /// use brute::session::{JsonlStore, SessionId};
-/// use brute::{brute_agent, Message, SessionLog};
+/// use brute::{Message, brute_agent, middleware::SessionLog};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// # let dir = std::env::temp_dir().join(format!("brute-doc-sid-{}", std::process::id()));

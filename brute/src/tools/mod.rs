@@ -36,7 +36,7 @@
 //!
 //! ```
 //! use brute::tools::{ToolContext, ToolError};
-//! use brute::{brute_agent, tool, Loop, Message, ScriptedModel, ToolCall};
+//! use brute::{Message, ToolCall, brute_agent, tool, middleware::Loop, providers::ScriptedModel};
 //!
 //! /// Adds two numbers.
 //! #[tool]
@@ -56,7 +56,7 @@
 //! ]);
 //! let agent = brute_agent! {
 //!     use Loop::ToolResult;
-//!     use brute::DefaultToolPipeline { tools: (Add,) };
+//!     use brute::tools::DefaultToolPipeline { tools: (Add,) };
 //!     run model;
 //! };
 //! let outcome = agent.start("2 + 3?").await?;

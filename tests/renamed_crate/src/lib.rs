@@ -2,7 +2,8 @@
 //! the derive), so it works when `brute` is renamed in Cargo.toml.
 #![allow(missing_docs)]
 
-use renamed_brute::{Env, Error, Handler, Loop, Middleware};
+use renamed_brute::middleware::Loop;
+use renamed_brute::{Env, Error, Handler, Middleware};
 
 renamed_brute::kind! {
     /// Layers that weigh the turn.
@@ -34,7 +35,8 @@ renamed_brute::brute_agent! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use renamed_brute::{MaxIterations, Message, brute_agent};
+    use renamed_brute::middleware::MaxIterations;
+    use renamed_brute::{Message, brute_agent};
 
     #[test]
     fn renamed_crate_builds_and_runs() {
@@ -44,10 +46,10 @@ mod tests {
             use Guarded { weight: 7 };
             run |_env| async { Ok(Message::assistant("renamed")) };
         };
-        let named: Named<renamed_brute::ScriptedModel> = brute_agent! {
+        let named: Named<renamed_brute::providers::ScriptedModel> = brute_agent! {
             use Loop::While;
             use Guarded;
-            run renamed_brute::ScriptedModel::per_turn([Message::assistant("typed")]);
+            run renamed_brute::providers::ScriptedModel::per_turn([Message::assistant("typed")]);
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

@@ -40,7 +40,7 @@ http_model! {
     /// (`max_tokens`, `thinking`, ...).
     ///
     /// ```no_run
-    /// use brute::{brute_agent, Anthropic};
+    /// use brute::{brute_agent, providers::Anthropic};
     ///
     /// # async fn run() -> Result<(), brute::Error> {
     /// // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, if set) come from the environment.

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use brute::providers::openai::Codec;
-//! use brute::{Message, ToolSpec};
+//! use brute::{Message, model::ToolSpec};
 //!
 //! let codec = Codec::new("gpt-4o").temperature(0.2);
 //! let body = codec.encode(&[Message::user("Hello!")], &[], false)?;
@@ -40,7 +40,7 @@ http_model! {
     /// there, with the request parameters of [`Codec`] (`temperature`, `seed`, ...).
     ///
     /// ```no_run
-    /// use brute::{brute_agent, OpenAi};
+    /// use brute::{brute_agent, providers::OpenAi};
     ///
     /// # async fn run() -> Result<(), brute::Error> {
     /// // OPENAI_API_KEY (and OPENAI_BASE_URL, if set) come from the environment.

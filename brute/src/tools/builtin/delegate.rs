@@ -34,7 +34,7 @@ pub struct DelegateArgs {
 /// result saying so.
 ///
 /// ```
-/// use brute::{Message, ScriptedModel};
+/// use brute::{Message, providers::ScriptedModel};
 /// use brute::tools::{Delegate, Question, Tools};
 ///
 /// let delegate = Delegate::new(ScriptedModel::new([Message::assistant("found it")]))
@@ -98,9 +98,9 @@ impl Tool for Delegate {
         let output_dir = cx.output_dir().to_path_buf();
         let secrets = cx.secrets().clone();
         let agent = crate::brute_agent! {
-            use crate::SystemPrompt { prompt: PROMPT };
-            use crate::Loop::ToolResult;
-            use crate::MaxIterations { max: max };
+            use crate::middleware::SystemPrompt { prompt: PROMPT };
+            use crate::middleware::Loop::ToolResult;
+            use crate::middleware::MaxIterations { max: max };
             use DefaultToolPipeline {
                 tools: Tools::READ_ONLY,
                 root: root,

@@ -72,7 +72,7 @@ impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for crate::stack::MissingOption
 /// first call.
 ///
 /// ```
-/// use brute::{brute_agent, Loop, Message, ScriptedModel, ToolCall};
+/// use brute::{Message, ToolCall, brute_agent, middleware::Loop, providers::ScriptedModel};
 /// use brute::tools::{DefaultToolPipeline, Tools};
 /// # let dir = tempfile::tempdir().unwrap();
 /// # std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();

@@ -1,6 +1,6 @@
 // Rule 3: compaction sits inside a loop layer. The rule belongs to the kind
 // `Compaction`, so it binds every compactor, built-in or not.
-use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent};
 
 #[derive(Middleware)]
 #[middleware(provides = brute::kind::Compaction)]

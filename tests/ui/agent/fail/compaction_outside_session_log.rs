@@ -1,6 +1,6 @@
 // Rule 3: compaction sits inside `SessionLog` when both are present (and rule 4:
 // the session log sits outside every loop).
-use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 #[derive(Middleware)]
 #[middleware(provides = brute::kind::Compaction)]

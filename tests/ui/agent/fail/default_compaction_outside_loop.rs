@@ -1,6 +1,6 @@
 // Rule 3, with the built-in compactor: it must sit inside a loop layer.
 use brute::compaction::DefaultCompactionPipeline;
-use brute::{brute_agent, Loop, Message};
+use brute::{Message, brute_agent, middleware::Loop};
 
 fn main() {
     let _agent = brute_agent! {

@@ -1,4 +1,4 @@
-use brute::{brute_agent, Loop, MaxIterations, Message};
+use brute::{Message, brute_agent, middleware::{Loop, MaxIterations}};
 
 fn main() {
     let _agent = brute_agent! {

@@ -1,5 +1,5 @@
 // Rule 2: `MaxIterations` sits inside a loop layer.
-use brute::{brute_agent, MaxIterations, Message};
+use brute::{Message, brute_agent, middleware::MaxIterations};
 
 fn main() {
     let _agent = brute_agent! {

@@ -1,4 +1,4 @@
-use brute::{brute_agent, Loop};
+use brute::{brute_agent, middleware::Loop};
 
 fn main() {
     let _agent = brute_agent! {

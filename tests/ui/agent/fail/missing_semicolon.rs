@@ -1,5 +1,5 @@
 // Each line ends in `;`, also after the options of a `use`.
-use brute::{brute_agent, Message, SystemPrompt};
+use brute::{Message, brute_agent, middleware::SystemPrompt};
 
 fn main() {
     let _agent = brute_agent! {

@@ -1,6 +1,6 @@
 // Issue 14 trap 3: a type that is not a middleware is reported once, at its `use`,
 // as "not a middleware", with no internal names.
-use brute::{brute_agent, Message, OpenAi};
+use brute::{Message, brute_agent, providers::OpenAi};
 
 struct NotOne {
     _name: String,

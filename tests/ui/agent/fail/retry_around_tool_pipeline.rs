@@ -1,7 +1,7 @@
 // `Retry` repeats what is below it: a tool pipeline there would run tools again on a
 // retry, so `Retry` forbids one further in.
 use brute::tools::{DefaultToolPipeline, Tools};
-use brute::{brute_agent, Loop, Message, Retry};
+use brute::{Message, brute_agent, middleware::{Loop, Retry}};
 
 fn main() {
     let _agent = brute_agent! {

@@ -1,4 +1,4 @@
-use brute::{brute_agent, Loop, Message};
+use brute::{Message, brute_agent, middleware::Loop};
 
 fn main() {
     let _agent = brute_agent! {

@@ -1,5 +1,5 @@
 // Rule 4: the session log sits outside every loop layer.
-use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 #[derive(Middleware)]
 #[middleware(provides = brute::kind::SessionLog)]

@@ -1,5 +1,5 @@
 // Rule 5: `Loop::ToolResult` needs a tool pipeline inside it.
-use brute::{brute_agent, Loop, MaxIterations, Message};
+use brute::{Message, brute_agent, middleware::{Loop, MaxIterations}};
 
 fn main() {
     let _agent = brute_agent! {

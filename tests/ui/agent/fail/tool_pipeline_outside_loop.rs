@@ -3,7 +3,7 @@
 // all it does not compile, and the error is at the misplaced pipeline and says
 // "move", not at the loop (whose own rule wants a pipeline further in).
 use brute::tools::{DefaultToolPipeline, Tools};
-use brute::{brute_agent, Loop, Message};
+use brute::{Message, brute_agent, middleware::Loop};
 
 fn above_tool_result_loop() {
     let _agent = brute_agent! {

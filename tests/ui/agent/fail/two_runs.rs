@@ -1,4 +1,4 @@
-use brute::{brute_agent, Message};
+use brute::{Message, brute_agent};
 
 fn main() {
     let _agent = brute_agent! {

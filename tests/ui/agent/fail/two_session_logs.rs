@@ -1,5 +1,5 @@
 // Rule 4: at most one session log.
-use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent};
 
 #[derive(Middleware)]
 #[middleware(provides = brute::kind::SessionLog)]

@@ -1,5 +1,5 @@
 // An unknown option is one error at the option, listing the valid ones.
-use brute::{brute_agent, Loop, MaxIterations, Message};
+use brute::{Message, brute_agent, middleware::{Loop, MaxIterations}};
 
 fn main() {
     let _agent = brute_agent! {

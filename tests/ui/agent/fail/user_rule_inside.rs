@@ -1,5 +1,5 @@
 // Rule 6: user middleware declares its own rules and gets the same diagnostics.
-use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent};
 
 brute::kind! {
     /// Layers that authenticate the caller.

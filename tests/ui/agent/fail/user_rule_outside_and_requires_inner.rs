@@ -1,5 +1,5 @@
 // Rule 6: `outside` and `requires_inner` on user middleware.
-use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent};
 
 brute::kind! {
     /// Layers that cache model answers.

@@ -1,5 +1,5 @@
 // Rule 6: `unique` on a user middleware.
-use brute::{brute_agent, Env, Error, Handler, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent};
 
 #[derive(Middleware)]
 #[middleware(unique)]

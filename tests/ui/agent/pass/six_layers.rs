@@ -1,5 +1,5 @@
 // A 6-layer agent: built-in and user layers, options with and without values.
-use brute::{brute_agent, Env, Error, Handler, Loop, MaxIterations, Message, Middleware, SystemPrompt};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::{Loop, MaxIterations, SystemPrompt}};
 
 #[derive(Middleware)]
 struct Note<A> {

@@ -1,6 +1,6 @@
 // 64 layers compile under the default recursion_limit: `brute_agent!` puts a boxing
 // boundary every 16 layers.
-use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 #[derive(Middleware)]
 struct Pass<A> {

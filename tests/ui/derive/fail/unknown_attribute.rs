@@ -1,7 +1,7 @@
 // Every attribute error is reported, each at its key (two typos, two errors), and the
 // fallback expansion keeps the rest of the code compiling: the `Handler` impl,
 // `LayerOptions` and `use Layer { .. }` give no follow-on errors.
-use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 #[derive(Middleware)]
 #[middleware(inside_of = brute::kind::Loop, uniqe)]

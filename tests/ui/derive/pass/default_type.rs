@@ -1,6 +1,6 @@
 // An optional generic option has an explicit default type: left unset it holds that
 // type's default value (no behaviour on a placeholder), and setting it changes the type.
-use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 /// Tags replies; the tag is any `Display`, by default the string "bot".
 #[derive(Middleware)]

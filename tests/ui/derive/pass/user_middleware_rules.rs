@@ -1,6 +1,6 @@
 // A user middleware with its own placement rules, placed correctly, next to a user
 // kind provider and a generic option.
-use brute::{brute_agent, Env, Error, Handler, Loop, Message, Middleware};
+use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 brute::kind! {
     /// Layers that authenticate the caller.
