@@ -17,6 +17,8 @@
 //!     $BIN brute 5 2000 2>&1 | grep Collected          # then divide by 2000
 //! ```
 //!
+//! Results, with the machine's load and what pays for the gap: `benches/stacks.md`.
+//!
 //! Without `--bench` and without a row (as `cargo test --benches` runs it) it checks
 //! every row and times a few turns, so the target stays built and checked.
 
