@@ -70,6 +70,22 @@ impl ToolError {
     }
 }
 
+/// A tool's own failure message: what a `#[tool]` fn returning `Result<_, String>`
+/// gives back. The message goes to the model as it is (results are truncated by the
+/// pipeline like every other result).
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
+    }
+}
+
+/// A tool's own failure message, for `Result<_, &str>`.
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.to_string())
+    }
+}
+
 /// Characters of an argument quoted in an error message at most: a model that sends a
 /// 10 MB path gets an error of a few hundred bytes, not 10 MB.
 pub const MAX_QUOTE: usize = 200;
