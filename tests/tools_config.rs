@@ -119,3 +119,52 @@ fn secrets_from_env_are_the_secret_named_variables() {
         }
     }
 }
+
+#[test]
+fn without_a_timeout_the_pipeline_runs_on_a_runtime_without_timers() {
+    let root = tempfile::tempdir().unwrap();
+    let saved = tempfile::tempdir().unwrap();
+    let model = model("no timers needed");
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: (Echo,),
+            root: root.path(),
+            output_dir: saved.path(),
+            env_secrets: false,
+            timeout: None,
+        };
+        run model;
+    };
+    // No `enable_time()`: a timer would panic ("timers are disabled").
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let outcome = runtime.block_on(agent.start("go")).unwrap();
+    assert_eq!(outcome.env.messages[2].content, "no timers needed");
+}
+
+#[test]
+fn with_a_timeout_a_runtime_without_timers_is_an_error_saying_what_to_enable() {
+    let root = tempfile::tempdir().unwrap();
+    let saved = tempfile::tempdir().unwrap();
+    let model = model("x");
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: (Echo,),
+            root: root.path(),
+            output_dir: saved.path(),
+            env_secrets: false,
+        };
+        run model;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let err = runtime.block_on(agent.start("go")).unwrap_err().to_string();
+    assert!(
+        err.contains("DefaultToolPipeline") && err.contains("enable_time()"),
+        "{err}"
+    );
+}
