@@ -112,9 +112,13 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// How many calls run at once (default 8).
     #[middleware(default = 8)]
     concurrency: usize,
-    /// How long one call may take before it is cancelled (default 10 minutes).
-    #[middleware(default = Duration::from_secs(600))]
-    timeout: Duration,
+    /// How long one call may take before it is cancelled (default 10 minutes);
+    /// `None` for no limit. Timeouts need a Tokio runtime with timers
+    /// (`enable_time()`): with `timeout: None` and no `timeouts`, the pipeline runs on
+    /// a runtime without them (tools that sleep or time out, such as `shell`, still
+    /// need them).
+    #[middleware(into, default = Duration::from_secs(600))]
+    timeout: Option<Duration>,
     /// Timeouts of single tools, overriding `timeout`: `[("shell", Duration::from_secs(60))]`.
     #[middleware(into)]
     timeouts: Timeouts,
@@ -160,6 +164,12 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
                 format!("cannot find the working directory: {e}"),
             )
         })?;
+        if (self.timeout.is_some() || !self.timeouts.is_empty()) && !timers_enabled() {
+            return Err(Error::layer(
+                "DefaultToolPipeline",
+                "a tool call timeout is set (`timeout`, default 10 minutes, or `timeouts`) but the Tokio runtime has no timers: build the runtime with `enable_time()` (or `enable_all()`), or set `timeout: None` and no `timeouts`",
+            ));
+        }
         let secrets = if self.env_secrets {
             Secrets::from_env().union(&self.secrets)
         } else {
@@ -221,13 +231,23 @@ where
             Decision::Rewrite(arguments) => call.arguments = arguments,
         }
         let name = call.name.clone();
-        let limit = self.timeouts.get(&name).unwrap_or(self.timeout);
+        let limit = self.timeouts.get(&name).or(self.timeout);
         let mut env = ToolCallEnv::new(call, &self.tools, context);
-        let run = tokio::time::timeout(limit, self.pipeline.call(&mut env));
-        let outcome = AssertUnwindSafe(run).catch_unwind().await;
+        // Without a timeout no timer is touched, so a runtime without timers works.
+        let outcome = match limit {
+            Some(limit) => {
+                let run = tokio::time::timeout(limit, self.pipeline.call(&mut env));
+                let outcome = AssertUnwindSafe(run).catch_unwind().await;
+                outcome.map(|timed| timed.map_err(|_elapsed| limit))
+            }
+            None => {
+                let run = self.pipeline.call(&mut env);
+                AssertUnwindSafe(run).catch_unwind().await.map(Ok)
+            }
+        };
         let result = match outcome {
             Err(panic) => Err(ToolError::Panicked(panic_message(&*panic))),
-            Ok(Err(_elapsed)) => Err(ToolError::Timeout(limit)),
+            Ok(Err(limit)) => Err(ToolError::Timeout(limit)),
             Ok(Ok(Err(error))) => Err(ToolError::failed(error.to_string())),
             Ok(Ok(Ok(()))) => env.result.take().unwrap_or_else(|| {
                 Err(ToolError::failed(
@@ -245,6 +265,13 @@ where
             is_error,
         )
     }
+}
+
+/// Whether the current Tokio runtime has timers. Tokio has no query for it, only a
+/// panic when a timer is made without them; this makes one, once per pipeline, on the
+/// first call (the panic hook still prints Tokio's message when they are missing).
+fn timers_enabled() -> bool {
+    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
 }
 
 fn error_text(name: &str, error: &ToolError) -> (String, bool) {
