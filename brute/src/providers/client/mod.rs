@@ -306,7 +306,7 @@ impl<F: WireFormat> fmt::Debug for HttpModel<F> {
         f.debug_struct("HttpModel")
             .field("format", &F::NAME)
             .field("model", &self.wire.model())
-            .field("url", &self.url)
+            .field("url", &Redactor::new(self.key.as_ref()).text(&self.url))
             .field("key", &self.key)
             .field("headers", &header_names)
             .field("stream", &self.stream)
