@@ -1,11 +1,13 @@
 //! Provider overhead without the network: building a request body from an env and
-//! parsing a response, per call, and streaming parse throughput.
+//! parsing a response, per call, streaming parse throughput, and a line of 4 to 32 MB
+//! without a newline (parsed whole under a raised limit, refused at the default one),
+//! to show that stream parsing is linear in the line's length.
 //!
-//! `cargo bench --bench providers`
+//! `cargo bench --bench providers` (`-- providers/long_line` for the long lines only)
 
 use std::hint::black_box;
 
-use brute::providers::{anthropic, openai};
+use brute::providers::{DEFAULT_MAX_EVENT_BYTES, WireFormat, anthropic, openai};
 use brute::{Env, Message, ToolCall, model::ToolSpec};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
@@ -205,6 +207,63 @@ fn streaming(c: &mut Criterion) {
     group.finish();
 }
 
+/// One content delta of `size` bytes in a single `data:` line, then the end of the
+/// stream.
+fn openai_long_line(size: usize) -> Vec<u8> {
+    let mut text = String::with_capacity(size + 256);
+    text.push_str(r#"data: {"choices":[{"index":0,"delta":{"content":""#);
+    text.extend(std::iter::repeat_n('x', size));
+    text.push_str("\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    text.into_bytes()
+}
+
+/// A line of 4 to 32 MB arriving in 16 KiB reads: decoded whole with the event limit
+/// raised to 64 MiB (the time should double with the size), and refused at the default
+/// 16 MiB limit (the time stops growing at the limit).
+fn long_lines(c: &mut Criterion) {
+    let env = Env::new();
+    let mut group = c.benchmark_group("providers/long_line");
+    group.sample_size(10);
+    for mb in [4usize, 8, 16, 32] {
+        let stream = openai_long_line(mb << 20);
+        group.throughput(Throughput::Bytes(stream.len() as u64));
+        group.bench_with_input(
+            BenchmarkId::new("parsed", format!("{mb}MB")),
+            &stream,
+            |b, stream| {
+                b.iter(|| {
+                    let mut decoder =
+                        <openai::Codec as WireFormat>::stream_decoder("bench".into(), 64 << 20);
+                    for piece in stream.chunks(16 << 10) {
+                        decoder.feed(piece, &env).expect("under the limit");
+                    }
+                    let completion = decoder.finish(&env).expect("complete");
+                    black_box(completion.message.content.len())
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("default_limit", format!("{mb}MB")),
+            &stream,
+            |b, stream| {
+                b.iter(|| {
+                    let mut decoder = <openai::Codec as WireFormat>::stream_decoder(
+                        "bench".into(),
+                        DEFAULT_MAX_EVENT_BYTES,
+                    );
+                    let mut fed = 0;
+                    let refused = stream.chunks(16 << 10).any(|piece| {
+                        fed += piece.len();
+                        decoder.feed(piece, &env).is_err()
+                    });
+                    black_box((refused, fed))
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
 fn check(_: &mut Criterion) {
     // The benchmarked paths must produce real results.
     let env = Env::new();
@@ -216,7 +275,33 @@ fn check(_: &mut Criterion) {
         .expect("valid stream");
     let completion = decoder.finish(&env).expect("complete stream");
     assert!(completion.message.content.starts_with(" token0"));
+    // The long line decodes whole under a raised limit and is refused at the default.
+    let line = openai_long_line(20 << 20);
+    let mut decoder = <openai::Codec as WireFormat>::stream_decoder("check".into(), 64 << 20);
+    for piece in line.chunks(16 << 10) {
+        decoder.feed(piece, &env).expect("under the raised limit");
+    }
+    assert_eq!(
+        decoder
+            .finish(&env)
+            .expect("complete")
+            .message
+            .content
+            .len(),
+        20 << 20
+    );
+    let mut decoder = openai::Codec::stream_decoder("check");
+    let refused = line
+        .chunks(16 << 10)
+        .position(|piece| decoder.feed(piece, &env).is_err());
+    assert_eq!(refused, Some(DEFAULT_MAX_EVENT_BYTES / (16 << 10)));
 }
 
-criterion_group!(benches, check, requests_and_responses, streaming);
+criterion_group!(
+    benches,
+    check,
+    requests_and_responses,
+    streaming,
+    long_lines
+);
 criterion_main!(benches);

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use brute::session::SessionId;
 use brute::{
-    Env, Error, Handler, Loop, MaxIterations, Message, Model, SessionLog, ToolCall, brute_agent,
+    Env, Error, Handler, Message, Model, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations, SessionLog},
 };
 use session_support::{AnyStore, postgres_database};
 

@@ -404,3 +404,43 @@ async fn an_error_chunk_inside_a_stream_is_typed_by_its_kind() {
         assert!(error.is_transient());
     }
 }
+
+#[tokio::test]
+async fn custom_headers_are_sent_and_invalid_ones_are_rejected_without_a_request() {
+    let server = Server::start(vec![
+        Api::OpenAi.text("hi", false),
+        Api::Anthropic.text("hi", false),
+    ])
+    .await;
+    let settings = Settings::default();
+    let openai = Api::OpenAi
+        .openai(&server, &settings)
+        .header("HTTP-Referer", "https://example.com");
+    let anthropic = Api::Anthropic
+        .anthropic(&server, &settings)
+        .header("x-proxy", "p1");
+    brute::Model::complete(&openai, &env()).await.unwrap();
+    brute::Model::complete(&anthropic, &env()).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].header("http-referer"),
+        Some("https://example.com")
+    );
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {CANARY}").as_str())
+    );
+    assert_eq!(requests[1].header("x-proxy"), Some("p1"));
+    assert_eq!(requests[1].header("x-api-key"), Some(CANARY));
+    assert_eq!(requests[1].header("anthropic-version"), Some("2023-06-01"));
+
+    let bad = Api::OpenAi
+        .openai(&server, &settings)
+        .header("bad header", "v\n");
+    let error = brute::Model::complete(&bad, &env()).await.unwrap_err();
+    assert!(
+        matches!(error, brute::Error::Model(ModelError::Rejected(_))),
+        "{error:?}"
+    );
+    assert_eq!(server.requests().len(), 2, "nothing was sent");
+}

@@ -90,7 +90,7 @@ proptest! {
         cuts in proptest::collection::vec(any::<usize>(), 0..12),
         limit in prop_oneof![Just(usize::MAX), 1usize..200],
     ) {
-        let whole = both(&[bytes.clone()], limit);
+        let whole = both(std::slice::from_ref(&bytes), limit);
         let cut = both(&pieces(&bytes, &cuts), limit);
         prop_assert_eq!(&cut, &whole);
         let singles: Vec<Vec<u8>> = bytes.iter().map(|b| vec![*b]).collect();

@@ -6,7 +6,10 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use brute::tools::{Secrets, ToolContext, ToolError};
-use brute::{DefaultToolPipeline, Loop, Message, ScriptedModel, ToolCall, brute_agent, tool};
+use brute::{
+    Message, ToolCall, brute_agent, middleware::Loop, providers::ScriptedModel, tool,
+    tools::DefaultToolPipeline,
+};
 use serde_json::json;
 
 /// Prints its text.

@@ -205,6 +205,30 @@ mod tests {
     }
 
     #[test]
+    fn error_objects_quote_a_bounded_message() {
+        let huge = serde_json::json!({"message": "x".repeat(1 << 20), "type": "server_error"});
+        let err = body_error("openai: POST u", &huge);
+        assert!(
+            matches!(err, ModelError::Server { status: 500, .. }),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().len() < 2 * QUOTE_LIMIT,
+            "{} bytes",
+            err.to_string().len()
+        );
+        let no_message = serde_json::json!({"detail": "y".repeat(1 << 20)});
+        assert!(body_error("p", &no_message).to_string().len() < 2 * QUOTE_LIMIT);
+        let status = status_error(
+            "p",
+            400,
+            None,
+            &format!("{{\"error\":{{\"message\":\"{}\"}}}}", "z".repeat(1 << 20)),
+        );
+        assert!(status.to_string().len() < 2 * QUOTE_LIMIT);
+    }
+
+    #[test]
     fn long_bodies_are_cut_at_a_char_boundary() {
         let body = "é".repeat(400);
         let quoted = quote(&body);

@@ -18,7 +18,7 @@
 //! [`Event::ReasoningDelta`](crate::Event::ReasoningDelta) while the message is
 //! assembled, and the assembled message is the one the non-streamed call returns (a
 //! server that answers a streamed request with plain JSON is decoded as JSON).
-//! Failures are [`ModelError`](crate::ModelError)s typed by cause, so that a retry
+//! Failures are [`ModelError`]s typed by cause, so that a retry
 //! layer can tell a rate limit (with the server's `retry-after`) from a bad key.
 //!
 //! # Timeouts and limits

@@ -73,6 +73,22 @@ impl Default for Limits {
 ///
 /// See the [module docs](super#timeouts-and-limits) for the timeouts and limits. Its
 /// `Debug` output never shows the key, and no error it returns carries it.
+///
+/// ```
+/// use std::time::Duration;
+/// use brute::OpenAi;
+///
+/// let model = OpenAi::compatible("http://localhost:8000/v1", "qwen3")
+///     .api_key("sk-very-secret")
+///     .header("x-team", "agents")
+///     .stream(true)
+///     .first_byte_timeout(Duration::from_secs(300)) // a slow local model
+///     .idle_timeout(Duration::from_secs(30))
+///     .max_event_bytes(1 << 20)
+///     .temperature(0.2);
+/// assert_eq!(model.url(), "http://localhost:8000/v1/chat/completions");
+/// assert!(!format!("{model:?}").contains("sk-very-secret"));
+/// ```
 #[derive(Clone)]
 pub struct HttpModel<F> {
     wire: F,
@@ -306,7 +322,7 @@ impl<F: WireFormat> fmt::Debug for HttpModel<F> {
         f.debug_struct("HttpModel")
             .field("format", &F::NAME)
             .field("model", &self.wire.model())
-            .field("url", &self.url)
+            .field("url", &Redactor::new(self.key.as_ref()).text(&self.url))
             .field("key", &self.key)
             .field("headers", &header_names)
             .field("stream", &self.stream)
