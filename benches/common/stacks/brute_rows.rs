@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use brute::tools::{Execute, ToolContext, ToolError, ToolOutput, ToolSet, Truncation, Validate};
+use brute::tools::{
+    Execute, PreparedCall, ToolContext, ToolError, ToolOutput, ToolSet, Truncation, Validate,
+};
 use brute::{
     Agent, Env, Error, Handler, Middleware, brute_agent,
     middleware::{Loop, MaxIterations, SystemPrompt},
@@ -208,13 +210,14 @@ impl<A: Handler<Env>, T: ToolSet> Handler<Env> for RunTools<A, T> {
             return Ok(());
         };
         for i in 0..env.messages[last].tool_calls.len() {
-            let call = &env.messages[last].tool_calls[i];
-            let id = call.id.clone();
-            let result = match self.tools.prepare(call) {
-                Some(Ok(prepared)) => self.tools.run(&call.name, prepared, context).await,
+            // One lookup: the prepared call holds the tool and its typed arguments.
+            let result = match self.tools.prepare(&env.messages[last].tool_calls[i]) {
+                Some(Ok(prepared)) => Some(prepared.run(context).await),
                 Some(Err(error)) => Some(Err(error)),
                 None => None,
             };
+            let call = &env.messages[last].tool_calls[i];
+            let id = call.id.clone();
             let content = match result {
                 Some(Ok(output)) => output.content,
                 Some(Err(error)) => format!("Error: tool `{}`: {error}", call.name),
