@@ -292,7 +292,7 @@ macro_rules! brute_agent {
 /// literal becomes [`handler_fn`].
 ///
 /// ```
-/// use brute::{Env, Handler, Message, pipeline, middleware::Loop};
+/// use brute::{Env, Handler, Message, middleware::Loop, pipeline};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let stack = pipeline! {

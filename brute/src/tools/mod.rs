@@ -36,7 +36,7 @@
 //!
 //! ```
 //! use brute::tools::{ToolContext, ToolError};
-//! use brute::{Message, ToolCall, brute_agent, tool, middleware::Loop, providers::ScriptedModel};
+//! use brute::{Message, ToolCall, brute_agent, middleware::Loop, providers::ScriptedModel, tool};
 //!
 //! /// Adds two numbers.
 //! #[tool]

@@ -76,7 +76,7 @@ impl Default for Limits {
 ///
 /// ```
 /// use std::time::Duration;
-/// use brute::OpenAi;
+/// use brute::providers::OpenAi;
 ///
 /// let model = OpenAi::compatible("http://localhost:8000/v1", "qwen3")
 ///     .api_key("sk-very-secret")
