@@ -121,8 +121,8 @@ impl<A, C, M> DefaultCompactionPipeline<A, C, M> {
 }
 
 /// What compacts, given the `compactor` and `summariser` options. Implemented for
-/// the combinations the options allow; you do not implement it.
-pub trait Compactor<M>: Send + Sync {
+/// the combinations the options allow; you do not implement it (it is sealed).
+pub trait Compactor<M>: sealed::Sealed<M> + Send + Sync {
     /// Compacts `env` with this compactor (and `summariser`, for the default ladder).
     fn compact(
         &self,
@@ -139,6 +139,16 @@ pub struct DefaultLadder;
 /// The `summariser` when none is given: the default ladder stops at the free strategies.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoSummariser;
+
+mod sealed {
+    /// Seals [`Compactor`](super::Compactor): implemented for exactly the same
+    /// combinations, in a module no other crate can name.
+    pub trait Sealed<M> {}
+}
+
+impl<M: Model> sealed::Sealed<M> for DefaultLadder {}
+impl sealed::Sealed<NoSummariser> for DefaultLadder {}
+impl<C: Handler<CompactionEnv>> sealed::Sealed<NoSummariser> for C {}
 
 /// No compactor given, a summariser given: the default ladder `ToolResults`,
 /// `SlidingWindow`, `Summarize`.
