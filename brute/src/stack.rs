@@ -21,9 +21,6 @@ pub(crate) mod placement;
 
 use placement::{KindInfo, MiddlewareOptions, Sealed};
 
-// Other modules name the placeholder of unset required generic options through here.
-pub(crate) use placement::MissingOption;
-
 /// A middleware: a struct with `#[derive(Middleware)]`, which is how `brute_agent!`
 /// finds its options from the bare path in `use Name { .. }`.
 ///

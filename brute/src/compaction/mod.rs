@@ -27,7 +27,8 @@ mod strategies;
 mod tokens;
 
 pub use pipeline::{
-    Compactor, DefaultCompactionPipeline, DefaultCompactionPipelineOptions, Trigger,
+    Compactor, DefaultCompactionPipeline, DefaultCompactionPipelineOptions, DefaultLadder,
+    NoSummariser, Trigger,
 };
 pub use strategies::{
     SUMMARY_PROMPT, SlidingWindow, SlidingWindowOptions, Strategy, Summarize, Summary, ToolResults,

@@ -11,7 +11,6 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::model::Model;
-use crate::stack::MissingOption;
 use crate::trace::traced;
 
 /// When compaction starts.
@@ -78,8 +77,10 @@ pub struct DefaultCompactionPipeline<A, C, M> {
     target: f64,
     /// A compactor of your own: a `pipeline!` over `CompactionEnv`, or a tuple of
     /// strategies.
+    #[middleware(default_type = DefaultLadder)]
     compactor: C,
     /// The model that summarises, for the default ladder.
+    #[middleware(default_type = NoSummariser)]
     summariser: M,
     /// How tokens are counted when the provider reports no usage.
     #[middleware(default = Arc::new(Heuristic))]
@@ -120,8 +121,8 @@ impl<A, C, M> DefaultCompactionPipeline<A, C, M> {
 }
 
 /// What compacts, given the `compactor` and `summariser` options. Implemented for
-/// the combinations the options allow; you do not implement it.
-pub trait Compactor<M>: Send + Sync {
+/// the combinations the options allow; you do not implement it (it is sealed).
+pub trait Compactor<M>: sealed::Sealed<M> + Send + Sync {
     /// Compacts `env` with this compactor (and `summariser`, for the default ladder).
     fn compact(
         &self,
@@ -130,9 +131,28 @@ pub trait Compactor<M>: Send + Sync {
     ) -> impl Future<Output = Result<(), Error>> + Send;
 }
 
+/// The `compactor` when none is given: the ladder `ToolResults`, `SlidingWindow`, and
+/// `Summarize` when a `summariser` is given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefaultLadder;
+
+/// The `summariser` when none is given: the default ladder stops at the free strategies.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSummariser;
+
+mod sealed {
+    /// Seals [`Compactor`](super::Compactor): implemented for exactly the same
+    /// combinations, in a module no other crate can name.
+    pub trait Sealed<M> {}
+}
+
+impl<M: Model> sealed::Sealed<M> for DefaultLadder {}
+impl sealed::Sealed<NoSummariser> for DefaultLadder {}
+impl<C: Handler<CompactionEnv>> sealed::Sealed<NoSummariser> for C {}
+
 /// No compactor given, a summariser given: the default ladder `ToolResults`,
 /// `SlidingWindow`, `Summarize`.
-impl<M: Model> Compactor<M> for MissingOption {
+impl<M: Model> Compactor<M> for DefaultLadder {
     async fn compact(&self, summariser: &M, env: &mut CompactionEnv) -> Result<(), Error> {
         let ladder = (
             ToolResults::default(),
@@ -144,8 +164,8 @@ impl<M: Model> Compactor<M> for MissingOption {
 }
 
 /// Neither given: the two free strategies.
-impl Compactor<MissingOption> for MissingOption {
-    async fn compact(&self, _: &MissingOption, env: &mut CompactionEnv) -> Result<(), Error> {
+impl Compactor<NoSummariser> for DefaultLadder {
+    async fn compact(&self, _: &NoSummariser, env: &mut CompactionEnv) -> Result<(), Error> {
         (ToolResults::default(), SlidingWindow::default())
             .call(env)
             .await
@@ -153,10 +173,10 @@ impl Compactor<MissingOption> for MissingOption {
 }
 
 /// A compactor given: it decides alone.
-impl<C: Handler<CompactionEnv>> Compactor<MissingOption> for C {
+impl<C: Handler<CompactionEnv>> Compactor<NoSummariser> for C {
     fn compact(
         &self,
-        _: &MissingOption,
+        _: &NoSummariser,
         env: &mut CompactionEnv,
     ) -> impl Future<Output = Result<(), Error>> + Send {
         self.call(env)

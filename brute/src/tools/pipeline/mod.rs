@@ -34,17 +34,6 @@ use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::tool::ToolSpec;
 
-/// When `DefaultToolPipeline`'s `pipeline` option is not set, its slot holds
-/// `MissingOption`, which runs [`StandardCallPipeline`].
-// MERGE: goes when the derive gives generic options a default type (the macros
-// helper's `#[middleware(default_type = ..)]` or similar): then the `pipeline` field
-// below names `StandardCallPipeline` as its default and this impl is deleted.
-impl<'a, T: ToolSet> Handler<ToolCallEnv<'a, T>> for crate::stack::MissingOption {
-    async fn call(&self, env: &mut ToolCallEnv<'a, T>) -> Result<(), Error> {
-        standard_call_pipeline().call(env).await
-    }
-}
-
 /// Advertises tools to the model and runs the calls it makes: the tool layer of an
 /// agent, placed inside `Loop::ToolResult`.
 ///
@@ -103,6 +92,7 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// [`ToolCallEnv`] (default: [`StandardCallPipeline`], validate → snapshot →
     /// execute). Add stages of your own between them:
     /// `pipeline: brute::pipeline! { use Validate; use MyAudit; use Snapshot; run Execute; }`.
+    #[middleware(default_type = StandardCallPipeline, default = standard_call_pipeline())]
     pipeline: P,
     /// The directory filesystem tools are confined to (default:
     /// [`RootDir::WorkingDir`](super::RootDir), the process's working directory when
