@@ -104,12 +104,3 @@ pub mod v1 {
     pub use schemars;
     pub use serde;
 }
-
-// The entry points `brute_agent!` and `pipeline!` forward to, and what `#[tool]` names
-// today, at their unversioned paths until those callers move to `v1`.
-#[cfg(feature = "tools")]
-pub use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
-pub use brute_macros::{__brute_agent, __brute_pipeline};
-#[cfg(feature = "tools")]
-pub use schemars;
-pub use serde;

@@ -283,7 +283,7 @@ pub use brute_macros::Middleware;
 #[macro_export]
 macro_rules! brute_agent {
     ($($tokens:tt)*) => {
-        $crate::__private::__brute_agent! { [$crate] $($tokens)* }
+        $crate::__private::v1::__brute_agent! { [$crate] $($tokens)* }
     };
 }
 
@@ -310,6 +310,6 @@ macro_rules! brute_agent {
 #[macro_export]
 macro_rules! pipeline {
     ($($tokens:tt)*) => {
-        $crate::__private::__brute_pipeline! { [$crate] $($tokens)* }
+        $crate::__private::v1::__brute_pipeline! { [$crate] $($tokens)* }
     };
 }

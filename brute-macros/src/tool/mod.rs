@@ -14,7 +14,7 @@
 //! expands to `struct Add;`, `struct AddArgs { a: i64, b: i64 }` deriving
 //! `Deserialize` and `JsonSchema`, and `impl Tool for Add` whose `call` destructures
 //! the arguments and runs the body. Every runtime path goes through
-//! `<crate>::__private`.
+//! `<crate>::__private::v1`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -211,17 +211,20 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
     let tool_ident = camel(fn_ident);
     let args_ident = format_ident!("{}Args", tool_ident);
     let serde_path = LitStr::new(
-        &format!("{}::__private::serde", krate.to_string().replace(' ', "")),
-        Span::call_site(),
-    );
-    let schemars_path = LitStr::new(
         &format!(
-            "{}::__private::schemars",
+            "{}::__private::v1::serde",
             krate.to_string().replace(' ', "")
         ),
         Span::call_site(),
     );
-    let private = quote!(#krate::__private);
+    let schemars_path = LitStr::new(
+        &format!(
+            "{}::__private::v1::schemars",
+            krate.to_string().replace(' ', "")
+        ),
+        Span::call_site(),
+    );
+    let private = quote!(#krate::__private::v1);
 
     let fields = params.iter().map(|p| {
         let ident = p.ident;
