@@ -121,9 +121,9 @@ impl Swapper {
             let b = if a == "dir" { "link" } else { "f.lnk" };
             rustix::fs::renameat_with(
                 rustix::fs::CWD,
-                &root.join(a),
+                root.join(a),
                 rustix::fs::CWD,
-                &root.join(b),
+                root.join(b),
                 rustix::fs::RenameFlags::EXCHANGE,
             )
             .unwrap();

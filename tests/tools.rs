@@ -189,7 +189,8 @@ async fn the_registry_holds_tools_known_at_run_time() {
 
 #[test]
 fn builtin_specs_have_schemas() {
-    let all = specs(&brute::tools::Tools::ALL);
+    let set = brute::tools::Tools::ALL;
+    let all = specs(&set);
     let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
