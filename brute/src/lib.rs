@@ -279,7 +279,7 @@ pub use brute_macros::Middleware;
 /// }
 /// ```
 ///
-/// See the crate documentation for the model and [`stack`] for how rules are checked.
+/// See the crate documentation for the model and [`kind`](mod@kind) for the rules that are checked.
 #[macro_export]
 macro_rules! brute_agent {
     ($($tokens:tt)*) => {
@@ -289,7 +289,7 @@ macro_rules! brute_agent {
 
 /// Builds a bare stack with the `brute_agent!` grammar, for sub-pipelines over env types
 /// of their own (a tool pipeline, a compactor). `run` takes any [`Handler`]; a closure
-/// literal becomes [`handler_fn`].
+/// literal becomes [`handler_fn`](handler::handler_fn).
 ///
 /// ```
 /// use brute::{Env, Handler, Message, middleware::Loop, pipeline};

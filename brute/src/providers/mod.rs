@@ -1,9 +1,9 @@
 //! Model providers: real LLMs behind the [`Model`](crate::Model) trait.
 //!
-//! - [`OpenAi`](openai::OpenAi) ([`openai`]) speaks the OpenAI Chat Completions API,
+//! - [`OpenAi`] ([`openai`]) speaks the OpenAI Chat Completions API,
 //!   which OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and OpenRouter all serve
 //!   (feature `openai`);
-//! - [`Anthropic`](anthropic::Anthropic) ([`anthropic`]) speaks the Anthropic Messages
+//! - [`Anthropic`] ([`anthropic`]) speaks the Anthropic Messages
 //!   API (feature `anthropic`);
 //! - [`Replay`] plays back a JSONL file of recorded provider responses, offline
 //!   (always available).

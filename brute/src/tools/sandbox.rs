@@ -1,29 +1,4 @@
 //! Confinement: filesystem tools cannot leave a root directory.
-//!
-//! Two layers keep a path inside the root:
-//!
-//! 1. [`Sandbox::resolve`] checks the path the model wrote: lexically (`..`, absolute
-//!    paths elsewhere) and through the symbolic links that exist when it is called. It
-//!    gives the error messages the model sees and the absolute path shown in results.
-//! 2. Every file operation then goes through a directory handle of the root opened
-//!    once ([`cap_std::fs::Dir`]), and resolves the path *beneath* that handle in the
-//!    kernel: `openat2` with `RESOLVE_BENEATH` on Linux 5.6 and later, otherwise a
-//!    component-by-component walk with `O_NOFOLLOW`. So a directory or file that is
-//!    swapped for a symbolic link to outside the root between the check and the
-//!    operation makes the operation fail; it never reaches outside.
-//!
-//! What confinement cannot see:
-//!
-//! - **Hard links that already exist.** A hard link inside the root to a file outside
-//!   is the same file; reading or writing it changes the outside file. (New hard links
-//!   cannot be made by these tools.)
-//! - **The `shell` tool.** Its working directory is opened beneath the root, but the
-//!   command itself runs with the process's rights and can reach anything they allow.
-//!   Confine it with the operating system (a container, a user without rights, a
-//!   seccomp or Landlock policy) if the model is not trusted.
-//! - **File names in `fs_search`'s walk.** The walk lists directories by path, so a
-//!   swap during the walk can make it list names from outside; their contents are
-//!   opened beneath the root and so are never read.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -43,7 +18,7 @@ const MAX_PATH: usize = 4096;
 /// [`Sandbox::resolve`] accepts a path relative to the root, or an absolute path inside
 /// it, and refuses paths that leave it lexically (`..`, absolute paths elsewhere) or
 /// through a symbolic link that points outside. File operations go through a handle
-/// of the root and resolve beneath it (see the [module docs](self)).
+/// of the root and resolve beneath it.
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -55,6 +30,31 @@ const MAX_PATH: usize = 4096;
 /// assert!(sandbox.resolve("/etc/passwd").is_err());
 /// # Ok::<(), std::io::Error>(())
 /// ```
+///
+/// Two layers keep a path inside the root:
+///
+/// 1. [`Sandbox::resolve`] checks the path the model wrote: lexically (`..`, absolute
+///    paths elsewhere) and through the symbolic links that exist when it is called. It
+///    gives the error messages the model sees and the absolute path shown in results.
+/// 2. Every file operation then goes through a directory handle of the root opened
+///    once ([`cap_std::fs::Dir`]), and resolves the path *beneath* that handle in the
+///    kernel: `openat2` with `RESOLVE_BENEATH` on Linux 5.6 and later, otherwise a
+///    component-by-component walk with `O_NOFOLLOW`. So a directory or file that is
+///    swapped for a symbolic link to outside the root between the check and the
+///    operation makes the operation fail; it never reaches outside.
+///
+/// What confinement cannot see:
+///
+/// - **Hard links that already exist.** A hard link inside the root to a file outside
+///   is the same file; reading or writing it changes the outside file. (New hard links
+///   cannot be made by these tools.)
+/// - **The `shell` tool.** Its working directory is opened beneath the root, but the
+///   command itself runs with the process's rights and can reach anything they allow.
+///   Confine it with the operating system (a container, a user without rights, a
+///   seccomp or Landlock policy) if the model is not trusted.
+/// - **File names in `fs_search`'s walk.** The walk lists directories by path, so a
+///   swap during the walk can make it list names from outside; their contents are
+///   opened beneath the root and so are never read.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
     root: PathBuf,

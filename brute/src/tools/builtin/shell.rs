@@ -1,18 +1,4 @@
 //! `shell`: `bash -c` in its own process group, with everything it started killed when
-//! it ends, times out or is cancelled.
-//!
-//! Finding what a command started: the process group catches children and
-//! grandchildren that stay in it. A process that leaves the group (`setsid`, a daemon
-//! that double-forks) is found by a marker instead: the command runs with
-//! `BRUTE_SHELL_CALL=<token>` in its environment, which every descendant inherits, and
-//! when the command is done every process whose environment holds the token is killed
-//! (read from `/proc/<pid>/environ`). This needs no privilege and changes nothing in
-//! the rest of the process (a child subreaper would make this process the parent of
-//! every orphan of the application, and a cgroup needs a delegated hierarchy).
-//!
-//! The limit: a descendant that leaves the process group *and* drops the marker from
-//! its environment (`env -i`, a program that clears it, one started by another
-//! service) survives; without `/proc` (outside Linux) only the process group is killed.
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -38,6 +24,21 @@ pub(crate) const MAX_CAPTURE: usize = 16 * 1024 * 1024;
 const MARKER: &str = "BRUTE_SHELL_CALL";
 
 /// Arguments of `shell`.
+///
+/// it ends, times out or is cancelled.
+///
+/// Finding what a command started: the process group catches children and
+/// grandchildren that stay in it. A process that leaves the group (`setsid`, a daemon
+/// that double-forks) is found by a marker instead: the command runs with
+/// `BRUTE_SHELL_CALL=<token>` in its environment, which every descendant inherits, and
+/// when the command is done every process whose environment holds the token is killed
+/// (read from `/proc/<pid>/environ`). This needs no privilege and changes nothing in
+/// the rest of the process (a child subreaper would make this process the parent of
+/// every orphan of the application, and a cgroup needs a delegated hierarchy).
+///
+/// The limit: a descendant that leaves the process group *and* drops the marker from
+/// its environment (`env -i`, a program that clears it, one started by another
+/// service) survives; without `/proc` (outside Linux) only the process group is killed.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShellArgs {
     /// The command, run with `bash -c`.
@@ -57,7 +58,7 @@ pub struct ShellArgs {
 /// drained to its end and says `[output truncated at 16777216 bytes ..]`. When the
 /// command ends, times out, or the call is cancelled, every process it started is
 /// killed: its process group and, found by a marker in their environment, descendants
-/// that left the group (see the [module docs](self) for the limit).
+/// that left the group.
 ///
 /// The working directory is opened beneath the root (see
 /// [`Sandbox`](crate::tools::Sandbox)); the command itself is not confined.
