@@ -123,9 +123,17 @@ impl<M> Terminal<M> {
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span(self.model.name(), env);
-        before_call(env, &span).await?;
+        if env.persists() {
+            traced!(env.persist(), span.clone())?;
+        }
+        before_call(env);
         let Completion { message, usage } = traced!(self.model.complete(env), span.clone())?;
-        after_call(env, message, usage, &span).await
+        after_call(env, message, usage, &span);
+        if env.persists() {
+            traced!(env.persist(), span.clone())?;
+        }
+        respond(env, usage);
+        Ok(())
     }
 }
 
@@ -152,9 +160,17 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
-        before_call(env, &span).await?;
+        if env.persists() {
+            traced!(env.persist(), span.clone())?;
+        }
+        before_call(env);
         let (message, usage) = traced!((self.f)(env), span.clone())?.into_parts();
-        after_call(env, message, usage, &span).await
+        after_call(env, message, usage, &span);
+        if env.persists() {
+            traced!(env.persist(), span.clone())?;
+        }
+        respond(env, usage);
+        Ok(())
     }
 }
 
@@ -179,16 +195,14 @@ fn call_span(model: &str, env: &Env) -> Span {
     span
 }
 
-/// What every terminal does before the model call: make everything so far durable
-/// (the durability step, [`Env::persist`]) and report the request.
+/// What every terminal does before the model call, after the durability step
+/// ([`Env::persist`]) made everything so far durable: report the request.
 #[inline]
-async fn before_call(env: &mut Env, span: &Span) -> Result<(), Error> {
-    traced!(env.persist(), span.clone())?;
+fn before_call(env: &Env) {
     env.emit(Event::ModelRequest {
         messages: env.messages.len(),
         tools: env.tools.len(),
     });
-    Ok(())
 }
 
 /// Gives every tool call of `message` an id of its own before it is stored: a call
@@ -210,16 +224,11 @@ fn unique_call_ids(message: &mut Message, pass: u32) {
     }
 }
 
-/// What every terminal does with the model's answer: count usage, give its tool calls
-/// unique ids, append the message, make it durable before any tool runs (the
-/// durability step), report it.
+/// What every terminal does with the model's answer before the durability step: count
+/// usage, give its tool calls unique ids, append it. The terminal then makes it durable
+/// before any tool runs ([`Env::persist`]) and reports it ([`respond`]).
 #[inline]
-async fn after_call(
-    env: &mut Env,
-    message: Message,
-    usage: Option<Usage>,
-    span: &Span,
-) -> Result<(), Error> {
+fn after_call(env: &mut Env, mut message: Message, usage: Option<Usage>, span: &Span) {
     if let Some(usage) = usage {
         env.usage += usage;
         env.last_call = Some(LastCall {
@@ -240,15 +249,19 @@ async fn after_call(
             );
         });
     }
-    let mut message = message;
-    unique_call_ids(&mut message, env.iteration);
+    if !message.tool_calls.is_empty() {
+        unique_call_ids(&mut message, env.iteration);
+    }
     env.messages.push(message);
-    traced!(env.persist(), span.clone())?;
+}
+
+/// Reports the model's answer, once it is durable.
+#[inline]
+fn respond(env: &Env, usage: Option<Usage>) {
     if let Some(message) = env.messages.last() {
         env.emit(Event::ModelResponse {
             message,
             usage: usage.as_ref(),
         });
     }
-    Ok(())
 }

@@ -51,12 +51,25 @@ pub enum StopReason {
 
 /// A limit a guard inside a loop sets when the pass it guards was the last one allowed:
 /// if the loop around it would start another pass, it ends the turn instead, with
-/// `reason` (as [`Error::Stopped`](crate::Error::Stopped) when `as_error`). So the
-/// pass count matches the model calls, and no pass starts only to be refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// [`ExitReason::Limit`] (as [`Error::Stopped`](crate::Error::Stopped) when
+/// `as_error`). So the pass count matches the model calls, and no pass starts only to
+/// be refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PassLimit {
-    /// Why the turn ends.
-    pub reason: ExitReason,
-    /// End it with an error rather than an exit.
+    /// The guard, as written in the stack.
+    pub by: &'static str,
+    /// Its limit.
+    pub limit: u32,
+    /// End the turn with an error rather than an exit.
     pub as_error: bool,
+}
+
+impl PassLimit {
+    /// Why the turn ends at this limit.
+    pub fn reason(&self) -> ExitReason {
+        ExitReason::Limit {
+            by: self.by,
+            limit: self.limit,
+        }
+    }
 }

@@ -150,6 +150,13 @@ impl Env {
         self.persist.take().map(|p| p.sink)
     }
 
+    /// Whether a persistence layer is installed, so that [`Env::persist`] has work to
+    /// do: lets a hot path skip building the step's future.
+    #[inline]
+    pub fn persists(&self) -> bool {
+        self.persist.is_some()
+    }
+
     /// The durability step: makes every change to the conversation since the last
     /// step durable, by handing exactly those [`Changes`] to the installed
     /// [`Persist`]. The terminal calls it before and after every model call and a tool

@@ -75,7 +75,8 @@ impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
             // That was the last pass allowed: the loop ends the turn rather than start
             // another one, so the pass count matches the model calls.
             env.pass_limit = Some(PassLimit {
-                reason: self.reason(),
+                by: "MaxIterations",
+                limit: self.max,
                 as_error: self.mode == LimitMode::Error,
             });
         }

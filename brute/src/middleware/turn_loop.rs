@@ -93,9 +93,9 @@ pub mod Loop {
             let limit = env.pass_limit.take();
             if let Some(limit) = limit.filter(|_| !done) {
                 if limit.as_error {
-                    result = Err(Error::Stopped(limit.reason));
+                    result = Err(Error::Stopped(limit.reason()));
                 } else {
-                    env.exit(limit.reason);
+                    env.exit(limit.reason());
                 }
             }
             if done || env.should_exit.is_some() || result.is_err() {

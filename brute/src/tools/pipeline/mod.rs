@@ -347,7 +347,9 @@ async fn append_result(
 ) -> Result<(), Error> {
     env.messages
         .push(Message::tool_result(call.id.clone(), content));
-    env.persist().await?;
+    if env.persists() {
+        env.persist().await?;
+    }
     if let Some(result) = env.messages.last() {
         env.emit(Event::ToolResult {
             call,
