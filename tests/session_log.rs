@@ -587,13 +587,14 @@ async fn a_rewritten_history_replaces_the_file_atomically() {
         before,
         "the file was rewritten in place, not replaced"
     );
-    // Nothing is left behind but the session and its lock file.
+    // Nothing is left behind but the session: no temp file, and no lock file once the
+    // turn is over.
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["long.jsonl", "long.jsonl.lock"]);
+    assert_eq!(names, ["long.jsonl"]);
     // The lock follows the replaced file.
     let (held, _) = SessionFile::open(&path).unwrap();
     let error = agent.start("x").await.unwrap_err();

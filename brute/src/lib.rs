@@ -128,6 +128,7 @@ pub mod middleware;
 mod model;
 pub mod providers;
 mod scripted;
+pub mod session;
 pub mod stack;
 mod stop;
 mod tool;

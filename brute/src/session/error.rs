@@ -1,0 +1,171 @@
+//! `SessionError`: what went wrong with a session, in any store.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::error::{BoxError, Error};
+
+/// What went wrong with a session. Every variant names the session (a file for the
+/// JSONL store, an id for the database stores); line errors name the line (1 for the
+/// first), history errors the message (1 for the first).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Another writer holds the session's lock.
+    #[error(
+        "session {} is locked: another process or turn is writing it (lock file {})",
+        path.display(),
+        lock.display()
+    )]
+    Locked {
+        /// The session file.
+        path: PathBuf,
+        /// The lock file beside it.
+        lock: PathBuf,
+    },
+    /// Another worker holds the lease of a session in a database store.
+    #[error("session {session} is leased by another worker until its lease expires")]
+    Leased {
+        /// The session id.
+        session: String,
+    },
+    /// The lease of this turn expired and another worker took the session: nothing
+    /// was written.
+    #[error(
+        "session {session}: the lease of this turn expired and another worker may hold it; nothing was written"
+    )]
+    LeaseLost {
+        /// The session id.
+        session: String,
+    },
+    /// A line is not valid UTF-8. The file was left untouched.
+    #[error(
+        "{}:{line}: not valid UTF-8 (column {column}); the session file was left untouched",
+        path.display()
+    )]
+    NotUtf8 {
+        /// The session file.
+        path: PathBuf,
+        /// The line, 1 for the first.
+        line: usize,
+        /// The byte column of the first invalid byte, 1 for the first.
+        column: usize,
+    },
+    /// A line is not a message. The file was left untouched.
+    #[error(
+        "{}:{line}: not a message: {source}{}; the session file was left untouched",
+        path.display(),
+        if *unterminated { " (the last line has no newline: a crash during a write leaves this, delete the line to continue)" } else { "" }
+    )]
+    Corrupt {
+        /// The session file.
+        path: PathBuf,
+        /// The line, 1 for the first.
+        line: usize,
+        /// Whether this is the last line and has no trailing newline.
+        unterminated: bool,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The session path exists but is not a regular file (a FIFO, a directory, a
+    /// device): it is never opened, so loading cannot hang on it.
+    #[error("session {}: not a regular file (a {kind}); refusing to use it", path.display())]
+    NotAFile {
+        /// The session path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// The history breaks the tool-call rules providers enforce, and the store was
+    /// told to refuse rather than repair (see [`Validation`](super::Validation)).
+    #[error("session {session}: message {message}: {problem}; the session was left untouched")]
+    Invalid {
+        /// The session (file path or id).
+        session: String,
+        /// The message, 1 for the first.
+        message: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A session id a store cannot use (empty, or a path for a directory store).
+    #[error("session id {id:?} is not usable: {reason}")]
+    BadId {
+        /// The id.
+        id: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A stored message of a database store is not a message.
+    #[error("session {session}: stored message {message} is not a message: {source}")]
+    BadRow {
+        /// The session id.
+        session: String,
+        /// The message, 1 for the first.
+        message: usize,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Reading, writing, locking or replacing the file failed.
+    #[error("session {}: cannot {action}: {source}", path.display())]
+    Io {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A database store failed.
+    #[error("{store} session store: cannot {action}: {source}")]
+    Database {
+        /// Which store (`sqlite`, `postgres`).
+        store: &'static str,
+        /// What was being done, naming the session where there is one.
+        action: String,
+        /// The driver's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The store's writer thread is gone (it panicked, or the store was shut down).
+    #[error("{store} session store: its writer thread is gone")]
+    WriterGone {
+        /// Which store.
+        store: &'static str,
+    },
+}
+
+impl From<SessionError> for Error {
+    /// A session error is an error of the `SessionLog` layer; get it back with
+    /// [`Error::downcast_ref`].
+    fn from(error: SessionError) -> Self {
+        Error::from_layer("SessionLog", error)
+    }
+}
+
+/// The `map_err` of an I/O step on `path`.
+pub(crate) fn io_error<'a>(
+    path: &'a Path,
+    action: &'static str,
+) -> impl FnOnce(io::Error) -> SessionError + 'a {
+    move |source| SessionError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// The `map_err` of a database step.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn db_error<E: Into<BoxError>>(
+    store: &'static str,
+    action: impl FnOnce() -> String,
+) -> impl FnOnce(E) -> SessionError {
+    move |source| SessionError::Database {
+        store,
+        action: action(),
+        source: source.into(),
+    }
+}

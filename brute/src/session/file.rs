@@ -1,0 +1,398 @@
+//! `SessionFile`: one JSONL session file, locked, loaded, appended to and atomically
+//! rewritten, with blocking I/O (the JSONL store runs it on its writer threads).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::error::{SessionError, io_error};
+use super::lock::LockGuard;
+use super::validate::{self, Validation};
+use crate::message::{Message, Role};
+
+/// An open, locked session file: load it with [`SessionFile::open`], then
+/// [`append`](SessionFile::append) or [`rewrite`](SessionFile::rewrite). The JSONL store
+/// uses it on its writer threads; use it directly (it blocks) to inspect or prepare
+/// sessions.
+///
+/// ```
+/// use brute::{Message, SessionFile};
+///
+/// let dir = std::env::temp_dir().join(format!("brute-doc-{}", std::process::id()));
+/// let path = dir.join("chat.jsonl");
+/// let (mut file, history) = SessionFile::open(&path)?;
+/// assert!(history.is_empty());
+/// file.append(&[Message::user("hi"), Message::assistant("hello")])?;
+/// drop(file); // releases the lock (and removes the lock file)
+/// assert_eq!(SessionFile::read(&path)?.len(), 2);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::SessionError>(())
+/// ```
+#[derive(Debug)]
+pub struct SessionFile {
+    /// The path as given (a symlink stays one).
+    path: PathBuf,
+    /// The regular file it leads to: rewrites replace this one.
+    real: PathBuf,
+    file: File,
+    /// Held for the life of the value.
+    _lock: LockGuard,
+    /// The file's length, to undo a partial append.
+    len: u64,
+    buf: Vec<u8>,
+    sync: bool,
+}
+
+/// What [`SessionFile::read_parsed`] found.
+struct Parsed {
+    messages: Vec<Message>,
+    /// The file is non-empty and does not end with a newline.
+    needs_newline: bool,
+    len: u64,
+}
+
+impl SessionFile {
+    /// Reads the messages of the session at `path` without locking or repairing it.
+    /// A missing file is an empty session; a path that is not a regular file is
+    /// [`SessionError::NotAFile`].
+    pub fn read(path: impl AsRef<Path>) -> Result<Vec<Message>, SessionError> {
+        let real = resolve(path.as_ref())?;
+        Self::read_parsed(&real).map(|p| p.messages)
+    }
+
+    fn read_parsed(path: &Path) -> Result<Parsed, SessionError> {
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_error(path, "read the file")(e)),
+        };
+        let needs_newline = bytes.last().is_some_and(|b| *b != b'\n');
+        let mut messages = Vec::with_capacity(bytes.len() / 128 + 1);
+        let mut lines = bytes.split(|b| *b == b'\n').peekable();
+        let mut number = 0;
+        while let Some(line) = lines.next() {
+            number += 1;
+            let text = std::str::from_utf8(line).map_err(|e| SessionError::NotUtf8 {
+                path: path.to_path_buf(),
+                line: number,
+                column: e.valid_up_to() + 1,
+            })?;
+            if text.trim().is_empty() {
+                continue;
+            }
+            let message = serde_json::from_str(text).map_err(|source| SessionError::Corrupt {
+                path: path.to_path_buf(),
+                line: number,
+                unterminated: lines.peek().is_none(),
+                source,
+            })?;
+            messages.push(message);
+        }
+        Ok(Parsed {
+            messages,
+            needs_newline,
+            len: bytes.len() as u64,
+        })
+    }
+
+    /// Locks the session at `path`, loads it, repairs what breaks the tool-call rules
+    /// (see [`Validation::Repair`]; a tool call a crash left without a result gets an
+    /// error result), writes the repair back, and opens it for appending. Creates
+    /// missing parent directories; a missing file is an empty session. Appends are
+    /// fsynced.
+    ///
+    /// On any error the session file is left as it was.
+    pub fn open(path: impl AsRef<Path>) -> Result<(SessionFile, Vec<Message>), SessionError> {
+        Self::open_with(path.as_ref(), true)
+    }
+
+    /// [`SessionFile::open`], choosing whether appends are fsynced (`sync`) or only
+    /// written to the OS (which survives a crash of the process but not of the machine).
+    pub fn open_with(path: &Path, sync: bool) -> Result<(SessionFile, Vec<Message>), SessionError> {
+        let (mut session, mut messages) = Self::open_raw(path, sync)?;
+        let report = validate::repair(&mut messages, Validation::Repair).map_err(|problem| {
+            SessionError::Invalid {
+                session: path.display().to_string(),
+                message: problem.message(),
+                problem: problem.to_string(),
+            }
+        })?;
+        if !report.problems.is_empty() {
+            super::log::warn_repaired(&path.display().to_string(), &report.problems);
+        }
+        if report.rewritten {
+            session.rewrite(&messages)?;
+        } else if report.appended > 0 {
+            session.append(&messages[messages.len() - report.appended..])?;
+        }
+        Ok((session, messages))
+    }
+
+    /// Locks and loads the session as it is, without checking the history: what a
+    /// store does before the layer above validates it.
+    pub(crate) fn open_raw(
+        path: &Path,
+        sync: bool,
+    ) -> Result<(SessionFile, Vec<Message>), SessionError> {
+        let real = resolve(path)?;
+        let dir = parent(&real);
+        fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
+        let lock = LockGuard::acquire(path, &lock_path(&real))?;
+        // A rewrite interrupted by a crash leaves its temp file: the lock is ours, so
+        // no rewrite is running.
+        match fs::remove_file(temp_path(&real)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(io_error(&temp_path(&real), "remove a leftover temp file")(
+                    e,
+                ));
+            }
+            _ => {}
+        }
+        let Parsed {
+            messages,
+            needs_newline,
+            len,
+        } = Self::read_parsed(&real)?;
+        let created = len == 0 && !real.exists();
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&real)
+            .map_err(io_error(&real, "open the file for appending"))?;
+        if created && sync {
+            sync_dir(&dir)?;
+        }
+        let mut session = SessionFile {
+            path: path.to_path_buf(),
+            real,
+            file,
+            _lock: lock,
+            len,
+            buf: Vec::new(),
+            sync,
+        };
+        if needs_newline {
+            session.write_bytes(b"\n")?;
+            session.flush()?;
+        }
+        Ok((session, messages))
+    }
+
+    /// The session file's path, as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `messages` (system messages are skipped), one line each, in one write,
+    /// then fsyncs. If the write fails, the file is truncated back to what it was.
+    pub fn append<'a>(
+        &mut self,
+        messages: impl IntoIterator<Item = &'a Message>,
+    ) -> Result<(), SessionError> {
+        let before = self.len;
+        let bytes = self.serialize(messages)?;
+        self.write_bytes(&bytes)?;
+        self.buf = bytes;
+        self.flush().inspect_err(|_| self.undo(before))
+    }
+
+    /// `messages` as lines, in the reused buffer (taken: give it back with `self.buf`).
+    pub(crate) fn serialize<'a>(
+        &mut self,
+        messages: impl IntoIterator<Item = &'a Message>,
+    ) -> Result<Vec<u8>, SessionError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        for message in messages.into_iter().filter(|m| m.role != Role::System) {
+            serialize(&mut buf, message, &self.path)?;
+        }
+        Ok(buf)
+    }
+
+    /// Writes `bytes` at the end, without fsync; undone on failure. Returns the
+    /// length before, for [`undo`](Self::undo).
+    pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> Result<u64, SessionError> {
+        let before = self.len;
+        if bytes.is_empty() {
+            return Ok(before);
+        }
+        match self.file.write_all(bytes) {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                Ok(before)
+            }
+            Err(e) => {
+                self.undo(before);
+                Err(io_error(&self.path, "append to the file")(e))
+            }
+        }
+    }
+
+    /// fsyncs what was written, when the file syncs.
+    pub(crate) fn flush(&mut self) -> Result<(), SessionError> {
+        if self.sync {
+            self.file
+                .sync_data()
+                .map_err(io_error(&self.path, "fsync the file"))?;
+        }
+        Ok(())
+    }
+
+    /// Cuts the file back to `len` (undoes a partial or unsynced append), so that the
+    /// next append does not glue onto a torn line.
+    pub(crate) fn undo(&mut self, len: u64) {
+        let _ = self.file.set_len(len);
+        self.len = len;
+    }
+
+    /// Replaces the whole file with `messages` (system messages are skipped),
+    /// atomically: a temp file in the same directory is written and fsynced, renamed
+    /// over the session, and the directory is fsynced. A reader sees the old file or
+    /// the new one, never a mix, and a crash leaves one of the two (and a temp file
+    /// that the next open removes). A symlinked session keeps its link: the file it
+    /// leads to is replaced.
+    pub fn rewrite<'a>(
+        &mut self,
+        messages: impl IntoIterator<Item = &'a Message>,
+    ) -> Result<(), SessionError> {
+        let buf = self.serialize(messages)?;
+        self.rewrite_bytes(buf)
+    }
+
+    /// [`rewrite`](Self::rewrite) with the lines already serialised.
+    pub(crate) fn rewrite_bytes(&mut self, buf: Vec<u8>) -> Result<(), SessionError> {
+        let dir = parent(&self.real);
+        let tmp = temp_path(&self.real);
+        let result = (|| {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)
+                .map_err(io_error(&tmp, "create the temp file"))?;
+            file.write_all(&buf)
+                .map_err(io_error(&tmp, "write the temp file"))?;
+            file.sync_all()
+                .map_err(io_error(&tmp, "fsync the temp file"))?;
+            drop(file);
+            fs::rename(&tmp, &self.real).map_err(io_error(&self.path, "replace the file"))?;
+            sync_dir(&dir)?;
+            OpenOptions::new()
+                .append(true)
+                .open(&self.real)
+                .map_err(io_error(&self.path, "open the file for appending"))
+        })();
+        let len = buf.len() as u64;
+        self.buf = buf;
+        match result {
+            Ok(file) => {
+                self.file = file;
+                self.len = len;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Gives a buffer back for the next serialisation.
+    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
+        self.buf = buf;
+    }
+}
+
+/// Makes a rename or a new file in `dir` durable. Opening a directory fails on some
+/// platforms; the change itself has happened by then.
+fn sync_dir(dir: &Path) -> Result<(), SessionError> {
+    if let Ok(d) = File::open(dir) {
+        d.sync_all().map_err(io_error(dir, "fsync the directory"))?;
+    }
+    Ok(())
+}
+
+/// The directory of `path` (`.` for a bare name).
+fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The regular file that `path` leads to, following symlinks (a dangling one leads to
+/// the file it names, which the first append creates). Anything else that exists at
+/// the end (a FIFO, a directory, a device) is refused before it is opened.
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, SessionError> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
+            Err(e) => return Err(io_error(path, "look at the session path")(e)),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = fs::read_link(&current).map_err(io_error(path, "read the symlink"))?;
+            current = parent(&current).join(target);
+            continue;
+        }
+        if kind.is_file() {
+            return Ok(current);
+        }
+        return Err(SessionError::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind_name(&kind),
+        });
+    }
+    Err(io_error(path, "follow the symlinks")(io::Error::other(
+        "more than 40 levels of symlinks",
+    )))
+}
+
+fn kind_name(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "device";
+        }
+    }
+    if kind.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), SessionError> {
+    serde_json::to_writer(&mut *buf, message)
+        .map_err(|e| io_error(path, "serialise a message")(io::Error::other(e)))?;
+    buf.push(b'\n');
+    Ok(())
+}
+
+/// `<path>.lock`: the lock lives beside the session, not on it, because an atomic
+/// rewrite replaces the session file (and a lock on the old file would not hold). It
+/// exists only while a turn holds the session.
+pub(crate) fn lock_path(path: &Path) -> PathBuf {
+    sibling(path, "", ".lock")
+}
+
+/// `.<name>.tmp`: the one temp file of a rewrite (one at a time: the lock is held).
+fn temp_path(path: &Path) -> PathBuf {
+    sibling(path, ".", ".tmp")
+}
+
+fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
+    let mut name = std::ffi::OsString::from(prefix);
+    name.push(path.file_name().unwrap_or_default());
+    name.push(suffix);
+    path.with_file_name(name)
+}

@@ -1,0 +1,276 @@
+//! `JsonlStore`: one JSONL file per session in a directory, the default store.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::error::{SessionError, io_error};
+use super::file::{self, SessionFile};
+use super::lock::LockGuard;
+use super::pool::Pool;
+use super::store::SessionStore;
+use crate::message::Message;
+
+/// Sessions as JSONL files, one message per line, `<dir>/<id>.jsonl`: the format of
+/// `SessionLog`'s `path` (byte for byte), so files written by either load in the other.
+///
+/// Pick it for one machine and sessions you want to read with `cat` and `jq`. The lease
+/// is an OS lock on `<id>.jsonl.lock` (the file exists only while a turn holds it):
+/// exclusive across the processes of one machine, freed by the OS when a process dies;
+/// it does not coordinate machines (use `PostgresStore`). The file I/O runs on a
+/// few writer threads shared by the process, never on the async runtime; concurrent
+/// appends share fsyncs (group commit) and each is durable before its future is done.
+///
+/// ```
+/// use brute::session::{JsonlStore, SessionStore};
+/// use brute::Message;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-jsonl-{}", std::process::id()));
+/// let store = JsonlStore::new(&dir);
+/// let (mut lease, history) = store.open("alice").await?;
+/// assert!(history.is_empty());
+/// store.append(&mut lease, &[Message::user("hi")]).await?;
+/// store.release(lease).await?;
+/// assert_eq!(store.list().await?, ["alice"]);
+/// assert!(dir.join("alice.jsonl").exists());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::SessionError>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct JsonlStore {
+    dir: PathBuf,
+    sync: bool,
+    pool: Arc<Pool>,
+}
+
+/// A JSONL session held for a turn: the locked, open file.
+#[derive(Debug)]
+pub struct FileLease {
+    /// `None` only while a write runs on a writer thread (or after one was lost).
+    file: Option<SessionFile>,
+    path: PathBuf,
+}
+
+impl FileLease {
+    /// The session file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn take(&mut self) -> Result<SessionFile, SessionError> {
+        self.file
+            .take()
+            .ok_or(SessionError::WriterGone { store: "jsonl" })
+    }
+}
+
+impl JsonlStore {
+    /// Sessions in `dir` (created on the first write), fsynced at every write.
+    pub fn new(dir: impl Into<PathBuf>) -> JsonlStore {
+        JsonlStore {
+            dir: dir.into(),
+            sync: true,
+            pool: Pool::shared(),
+        }
+    }
+
+    /// Whether writes are fsynced (the default). `false` only writes to the OS: the
+    /// sessions then survive a crash of the process but not of the machine.
+    pub fn sync(mut self, sync: bool) -> JsonlStore {
+        self.sync = sync;
+        self
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of session `id`: `<dir>/<id>.jsonl`. An id is a file name: not empty,
+    /// no path separator, not starting with a dot.
+    pub fn path_of(&self, id: &str) -> Result<PathBuf, SessionError> {
+        let bad = |reason| SessionError::BadId {
+            id: id.to_string(),
+            reason,
+        };
+        if id.is_empty() {
+            return Err(bad("it is empty"));
+        }
+        if id.starts_with('.') {
+            return Err(bad("it starts with a dot"));
+        }
+        if id.contains(['/', '\\', '\0']) {
+            return Err(bad("it contains a path separator or a NUL"));
+        }
+        Ok(self.dir.join(format!("{id}.jsonl")))
+    }
+
+    /// Takes the lease of the session file at `path` (any path, outside the store's
+    /// directory too) and loads it: what `SessionLog` does with its `path` option.
+    pub async fn open_path(
+        &self,
+        path: PathBuf,
+    ) -> Result<(FileLease, Vec<Message>), SessionError> {
+        let sync = self.sync;
+        let opened = path.clone();
+        let (file, messages) = self
+            .pool
+            .run(move || SessionFile::open_raw(&opened, sync), |r| r)
+            .await??;
+        Ok((
+            FileLease {
+                file: Some(file),
+                path,
+            },
+            messages,
+        ))
+    }
+
+    /// A store whose sessions are given by path (with [`open_path`](Self::open_path)),
+    /// for `SessionLog`'s `path` option.
+    pub(crate) fn paths(sync: bool) -> JsonlStore {
+        JsonlStore::new(PathBuf::new()).sync(sync)
+    }
+}
+
+impl SessionStore for JsonlStore {
+    type Lease = FileLease;
+
+    async fn open(&self, id: &str) -> Result<(FileLease, Vec<Message>), SessionError> {
+        self.open_path(self.path_of(id)?).await
+    }
+
+    async fn append(
+        &self,
+        lease: &mut FileLease,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
+        let mut file = lease.take()?;
+        let bytes = match file.serialize(messages) {
+            Ok(bytes) if bytes.is_empty() => {
+                file.recycle(bytes);
+                lease.file = Some(file);
+                return Ok(());
+            }
+            Ok(bytes) => bytes,
+            Err(e) => {
+                lease.file = Some(file);
+                return Err(e);
+            }
+        };
+        let (file, result) = self
+            .pool
+            .run(
+                move || {
+                    let before = file.write_bytes(&bytes);
+                    file.recycle(bytes);
+                    (file, before)
+                },
+                |(mut file, before)| match before {
+                    // The fsync of the batch: group commit.
+                    Ok(before) => {
+                        let synced = file.flush();
+                        if synced.is_err() {
+                            file.undo(before);
+                        }
+                        (file, synced)
+                    }
+                    Err(e) => (file, Err(e)),
+                },
+            )
+            .await?;
+        lease.file = Some(file);
+        result
+    }
+
+    async fn replace(
+        &self,
+        lease: &mut FileLease,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
+        let mut file = lease.take()?;
+        let bytes = match file.serialize(messages) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                lease.file = Some(file);
+                return Err(e);
+            }
+        };
+        let (file, result) = self
+            .pool
+            .run(
+                move || {
+                    let result = file.rewrite_bytes(bytes);
+                    (file, result)
+                },
+                |done| done,
+            )
+            .await?;
+        lease.file = Some(file);
+        result
+    }
+
+    async fn release(&self, mut lease: FileLease) -> Result<(), SessionError> {
+        // Unlocking removes the lock file: blocking, so on a writer thread too.
+        match lease.file.take() {
+            Some(file) => self.pool.run(move || drop(file), |()| ()).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
+        let path = self.path_of(id)?;
+        self.pool
+            .run(move || SessionFile::read(&path), |r| r)
+            .await?
+    }
+
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        let dir = self.dir.clone();
+        self.pool.run(move || list(&dir), |r| r).await?
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), SessionError> {
+        let path = self.path_of(id)?;
+        self.pool
+            .run(
+                move || {
+                    let real = file::resolve(&path)?;
+                    let _lock = LockGuard::acquire(&path, &file::lock_path(&real))?;
+                    match fs::remove_file(&real) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                            Err(io_error(&real, "delete the file")(e))
+                        }
+                        _ => Ok(()),
+                    }
+                },
+                |r| r,
+            )
+            .await?
+    }
+}
+
+/// The session ids in `dir`: the `*.jsonl` files not starting with a dot.
+fn list(dir: &Path) -> Result<Vec<String>, SessionError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_error(dir, "list the directory")(e)),
+    };
+    let mut ids = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_error(dir, "list the directory"))?;
+        let name = entry.file_name();
+        if let Some(id) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .filter(|id| !id.is_empty() && !id.starts_with('.'))
+        {
+            ids.push(id.to_string());
+        }
+    }
+    ids.sort();
+    Ok(ids)
+}

@@ -1,0 +1,364 @@
+//! `SessionLog`: the middleware that loads a session on the way in and makes every
+//! message of the turn durable, through a [`Store`].
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::error::SessionError;
+use super::jsonl::JsonlStore;
+use super::store::{DynLease, Leased, Store};
+use super::validate::{self, Problem, Validation};
+use crate::env::{Changes, Env, Persist, SaveFuture};
+use crate::error::Error;
+use crate::handler::Handler;
+use crate::message::{Message, Role};
+use crate::trace::traced;
+
+/// Keeps the conversation in a session: loads it on the way in, and makes every
+/// message of the turn durable as the turn runs.
+///
+/// Where the session lives is the `store` option: by default a JSONL file at `path`
+/// (one message per line, [`Message`]'s serde form, exactly as the Ruby original wrote
+/// it); any [`SessionStore`](super::SessionStore) otherwise (`JsonlStore` for a
+/// directory of files, `SqliteStore`, `PostgresStore`). Which session a turn uses:
+/// a [`SessionPath`] in the env's extensions (a JSONL file), else a [`SessionId`] (a
+/// session of the store; with the default file store, `<id>.jsonl` beside `path`),
+/// else the `path` option (default store) or the `session` option.
+///
+/// What the middleware guarantees:
+///
+/// - **One turn at a time**: the session's lease is taken for the whole turn (an OS
+///   lock for files, a lease row in the databases); a second turn of the session gets
+///   [`SessionError::Locked`] or [`SessionError::Leased`].
+/// - **Way in**: the stored messages are put before the turn's (after any leading
+///   system message the caller prepared), so the turn continues the conversation.
+/// - **Valid histories only**: a history that breaks the tool-call rules (a result
+///   without its call, a call id used twice, two results for one call, a call without a
+///   result) is repaired with a warning naming each repair, and the repair is written
+///   back; with `validation: Validation::Refuse` it is refused instead with
+///   [`SessionError::Invalid`] naming the session and the message (a call left
+///   without its result by a crash is always repaired).
+/// - **Durable as the turn runs**: `SessionLog` installs the store as the env's
+///   [`Persist`]; the terminal takes the durability step ([`Env::persist`]) before and
+///   after every model call, and a tool pipeline after every tool result, so every
+///   message is stored before the next model call. New messages are appended;
+///   a rewrite (compaction, an edit of an earlier message) replaces the history
+///   atomically.
+/// - **Off the runtime**: no store blocks a runtime thread (files are written on
+///   writer threads that share fsyncs between concurrent turns).
+/// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
+///   and the line, a path that is not a regular file (a FIFO) is refused; the session
+///   is left untouched.
+///
+/// `system` messages are never stored: `SystemPrompt` adds them each turn. Sits
+/// outside every loop and every compaction layer, at most once per stack (checked at
+/// compile time: it provides [`kind::SessionLog`](crate::kind::SessionLog)).
+///
+/// ```
+/// use brute::{brute_agent, Message, ScriptedModel, SessionLog, SystemPrompt};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let dir = tempfile_dir();
+/// let path = dir.join("chats/nathan.jsonl");
+/// let model = ScriptedModel::from_fn(|env| {
+///     let named = env.messages.iter().any(|m| m.content == "My name is Nathan.");
+///     Message::assistant(if named { "Nathan." } else { "I don't know." })
+/// });
+/// let agent = brute_agent! {
+///     use SessionLog { path: path.clone() };
+///     use SystemPrompt { prompt: "You are terse." };
+///     run model;
+/// };
+/// agent.start("My name is Nathan.").await?;
+/// let outcome = agent.start("What's my name?").await?;
+/// assert_eq!(outcome.text(), Some("Nathan."));
+/// // Four lines: two turns of user + assistant; the system message is not saved.
+/// assert_eq!(std::fs::read_to_string(&path)?.lines().count(), 4);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// # fn tempfile_dir() -> std::path::PathBuf {
+/// #     let d = std::env::temp_dir().join(format!("brute-doc-sl-{}", std::process::id()));
+/// #     std::fs::remove_dir_all(&d).ok();
+/// #     d
+/// # }
+/// ```
+#[derive(crate::Middleware, Debug, Clone)]
+#[middleware(crate = crate, provides = crate::kind::SessionLog)]
+pub struct SessionLog<A> {
+    app: A,
+    /// The session file of the default store. Missing parent directories are created.
+    /// A [`SessionPath`] in the env's extensions overrides it for one turn.
+    #[middleware(into, default = "session.jsonl")]
+    path: PathBuf,
+    /// fsync the file at each durability step (the default), for the default store.
+    /// `false` only writes to the OS: the session then survives a crash of the process
+    /// but not of the machine.
+    #[middleware(default = true)]
+    sync: bool,
+    /// Where sessions live; by default the JSONL file at `path`.
+    #[middleware(into)]
+    store: Store,
+    /// The session of `store` when the env names none with a [`SessionId`].
+    #[middleware(into, default = "default")]
+    session: String,
+    /// What loading does with a history that breaks the tool-call rules.
+    validation: Validation,
+}
+
+/// The session file of one turn, overriding `SessionLog`'s `path` option (and its
+/// store): put it in the env's extensions, so that one shared agent serves many
+/// sessions at once.
+///
+/// ```
+/// use brute::{brute_agent, Message, SessionLog, SessionPath};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-sp-{}", std::process::id()));
+/// let agent = brute_agent! {
+///     use SessionLog;
+///     run |_env| async { Ok(Message::assistant("hi")) };
+/// };
+/// let mut env = agent.env();
+/// env.extensions.insert(SessionPath(dir.join("alice.jsonl")));
+/// env.messages.push(Message::user("hello"));
+/// agent.turn(env).await?;
+/// assert!(dir.join("alice.jsonl").exists());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPath(pub PathBuf);
+
+/// The session of one turn in `SessionLog`'s store: put it in the env's extensions,
+/// so that one shared agent serves many sessions at once. With the default file store
+/// it names the file `<id>.jsonl` beside `SessionLog`'s `path`.
+///
+/// ```
+/// use brute::session::{JsonlStore, SessionId};
+/// use brute::{brute_agent, Message, SessionLog};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-sid-{}", std::process::id()));
+/// let agent = brute_agent! {
+///     use SessionLog { store: JsonlStore::new(&dir) };
+///     run |_env| async { Ok(Message::assistant("hi")) };
+/// };
+/// let mut env = agent.env();
+/// env.extensions.insert(SessionId::from("alice"));
+/// env.messages.push(Message::user("hello"));
+/// agent.turn(env).await?;
+/// assert!(dir.join("alice.jsonl").exists());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SessionId(pub String);
+
+impl From<&str> for SessionId {
+    fn from(id: &str) -> Self {
+        SessionId(id.to_string())
+    }
+}
+
+impl From<String> for SessionId {
+    fn from(id: String) -> Self {
+        SessionId(id)
+    }
+}
+
+/// Which session a turn uses.
+enum Target {
+    /// A JSONL file.
+    Path(PathBuf),
+    /// A session of a store.
+    Id(Store, String),
+}
+
+impl Target {
+    fn name(&self) -> String {
+        match self {
+            Target::Path(path) => path.display().to_string(),
+            Target::Id(_, id) => id.clone(),
+        }
+    }
+}
+
+impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        let target = self.target(env);
+        let name = target.name();
+        let span = tracing::info_span!(
+            "brute.session_log",
+            brute.layer = "SessionLog",
+            brute.session.path = %name,
+            brute.session.loaded = tracing::field::Empty,
+        );
+        let record = span.clone();
+        traced!(self.logged(env, &record, target, name), span)
+    }
+}
+
+/// The lease of the turn, shared by the env's persistence (which uses it) and
+/// `SessionLog` (which releases it at the end).
+type Shared = Arc<Mutex<Option<Box<dyn DynLease>>>>;
+
+impl<A: Handler<Env>> SessionLog<A> {
+    fn target(&self, env: &Env) -> Target {
+        if let Some(path) = env.extensions.get::<SessionPath>() {
+            return Target::Path(path.0.clone());
+        }
+        let id = env.extensions.get::<SessionId>().map(|id| id.0.clone());
+        match (&self.store.0, id) {
+            (Some(_), id) => Target::Id(
+                self.store.clone(),
+                id.unwrap_or_else(|| self.session.clone()),
+            ),
+            (None, Some(id)) => Target::Path(self.path.with_file_name(format!("{id}.jsonl"))),
+            (None, None) => Target::Path(self.path.clone()),
+        }
+    }
+
+    async fn open(
+        &self,
+        target: Target,
+    ) -> Result<(Box<dyn DynLease>, Vec<Message>), SessionError> {
+        match target {
+            Target::Path(path) => {
+                let store = Arc::new(JsonlStore::paths(self.sync));
+                let (lease, messages) = store.open_path(path).await?;
+                Ok((Box::new(Leased { store, lease }), messages))
+            }
+            Target::Id(Store(Some(store)), id) => store.open_dyn(&id).await,
+            Target::Id(Store(None), id) => {
+                let path = self.path.with_file_name(format!("{id}.jsonl"));
+                Box::pin(self.open(Target::Path(path))).await
+            }
+        }
+    }
+
+    /// The turn with the session loaded and saved, inside the layer's span (`record`).
+    async fn logged(
+        &self,
+        env: &mut Env,
+        record: &tracing::Span,
+        target: Target,
+        name: String,
+    ) -> Result<(), Error> {
+        let (mut lease, mut loaded) = self.open(target).await?;
+        match validate::repair(&mut loaded, self.validation) {
+            Ok(report) => {
+                if !report.problems.is_empty() {
+                    warn_repaired(&name, &report.problems);
+                }
+                let written = if report.rewritten {
+                    lease.replace(&loaded).await
+                } else if report.appended > 0 {
+                    lease
+                        .append(&loaded[loaded.len() - report.appended..])
+                        .await
+                } else {
+                    Ok(())
+                };
+                if let Err(e) = written {
+                    let _ = lease.release().await;
+                    return Err(e.into());
+                }
+            }
+            Err(problem) => {
+                let _ = lease.release().await;
+                return Err(SessionError::Invalid {
+                    session: name,
+                    message: problem.message(),
+                    problem: problem.to_string(),
+                }
+                .into());
+            }
+        }
+        record.record("brute.session.loaded", loaded.len());
+        let count = loaded.len();
+        // What the store holds of the record (system lines of old files are not part
+        // of it).
+        let recorded = loaded.iter().filter(|m| m.role != Role::System).count();
+        // The history goes after any leading system message the caller prepared, and
+        // before the prompt.
+        let lead = env
+            .messages
+            .iter()
+            .take_while(|m| m.role == Role::System)
+            .count();
+        if count > 0 {
+            env.messages.edit(|messages| {
+                messages.splice(lead..lead, loaded);
+            });
+        }
+        let shared: Shared = Arc::new(Mutex::new(Some(lease)));
+        // The store holds the loaded history; everything after it is this turn's.
+        let previous = env.set_persist(
+            Box::new(Writer {
+                lease: shared.clone(),
+            }),
+            recorded,
+        );
+        // The prompt (and anything the caller prepared) is durable before the turn runs.
+        let result = match env.persist().await {
+            Ok(()) => self.app.call(env).await,
+            Err(e) => Err(e),
+        };
+        let saved = env.persist().await;
+        drop(env.take_persist());
+        if let Some(previous) = previous {
+            env.set_persist(previous, 0);
+        }
+        let lease = shared.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let released = match lease {
+            Some(lease) => lease.release().await.map_err(Error::from),
+            None => Ok(()),
+        };
+        result.and(saved).and(released)
+    }
+}
+
+/// What `SessionLog` installs in the env for one turn: saves exactly the changes the
+/// transcript reports, appending what was appended and replacing the history when it
+/// was rewritten.
+struct Writer {
+    lease: Shared,
+}
+
+impl Persist for Writer {
+    fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
+        Box::pin(async move {
+            // The lease is taken out for the write (no lock is held across it) and put
+            // back; a write that was dropped half-way leaves none, and the next fails.
+            let taken = self
+                .lease
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            let Some(mut lease) = taken else {
+                return Err(SessionError::WriterGone { store: "session" }.into());
+            };
+            let saved = match changes {
+                Changes::None => Ok(()),
+                Changes::Appended(new) => lease.append(new).await,
+                Changes::Rewritten(all) => lease.replace(all).await,
+            };
+            *self.lease.lock().unwrap_or_else(PoisonError::into_inner) = Some(lease);
+            saved.map_err(Error::from)
+        })
+    }
+}
+
+/// Logs the repairs of session `name`, naming each one.
+pub(crate) fn warn_repaired(name: &str, problems: &[Problem]) {
+    let what: Vec<String> = problems
+        .iter()
+        .map(|p| format!("message {}: {p}", p.message()))
+        .collect();
+    tracing::warn!(
+        brute.session.path = %name,
+        brute.session.repaired = problems.len(),
+        "session {name} was repaired (dropped results without a call or duplicate results, renamed duplicate call ids, gave calls without a result an error result): {}",
+        what.join("; ")
+    );
+}

@@ -1,0 +1,52 @@
+//! What the database stores share: messages as JSON rows, lease owners, the clock.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::error::{SessionError, db_error};
+use crate::message::{Message, Role};
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A lease owner unique across processes and time.
+pub(crate) fn new_owner() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}-{}",
+        std::process::id(),
+        now_ms(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The messages to store, each as the JSON line of the JSONL store (without its
+/// newline); `system` ones are skipped.
+pub(crate) fn bodies(
+    store: &'static str,
+    messages: &[Message],
+    session: &str,
+) -> Result<Vec<String>, SessionError> {
+    messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .map(|m| {
+            serde_json::to_string(m).map_err(db_error(store, || {
+                format!("serialise a message of {session}")
+            }))
+        })
+        .collect()
+}
+
+/// A stored row back to a message; `message` counts from 1.
+pub(crate) fn parse(session: &str, message: usize, body: &str) -> Result<Message, SessionError> {
+    serde_json::from_str(body).map_err(|source| SessionError::BadRow {
+        session: session.to_string(),
+        message,
+        source,
+    })
+}

@@ -1,0 +1,154 @@
+//! `SessionStore`: where sessions live (a JSONL file per session, SQLite, PostgreSQL),
+//! and [`Store`], the shared handle `SessionLog` persists through.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use super::error::SessionError;
+use crate::message::Message;
+
+/// A boxed future of the session stores.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
+
+/// Where sessions live: a session is an id and a list of messages.
+///
+/// A turn takes the session's **lease** with [`open`](SessionStore::open) (exclusive:
+/// a second `open` of the session fails with [`SessionError::Locked`] or
+/// [`SessionError::Leased`] until the lease is released or expires, so two workers
+/// never run turns of one session at once), appends and replaces through it, and
+/// [`release`](SessionStore::release)s it. Every write is durable when its future
+/// completes. `system` messages are never stored: a store skips them.
+///
+/// The stores of brute: [`JsonlStore`](super::JsonlStore) (one file per session, the
+/// default of `SessionLog`), `SqliteStore` (feature `sqlite`) and `PostgresStore`
+/// (feature `postgres`). A store of your own implements this trait; give it to
+/// `SessionLog` as a [`Store`].
+pub trait SessionStore: Send + Sync + 'static {
+    /// The exclusive hold of one session for one turn.
+    type Lease: Send + 'static;
+
+    /// Takes the lease of session `id` and loads its messages as stored (an unknown
+    /// session is empty).
+    fn open(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<(Self::Lease, Vec<Message>), SessionError>> + Send;
+
+    /// Appends `messages` (skipping `system` ones), durably, in one step: after a
+    /// crash all of them are stored or none.
+    fn append(
+        &self,
+        lease: &mut Self::Lease,
+        messages: &[Message],
+    ) -> impl Future<Output = Result<(), SessionError>> + Send;
+
+    /// Replaces the whole history with `messages` (skipping `system` ones),
+    /// atomically: after a crash the old history is stored or the new one.
+    fn replace(
+        &self,
+        lease: &mut Self::Lease,
+        messages: &[Message],
+    ) -> impl Future<Output = Result<(), SessionError>> + Send;
+
+    /// Gives the lease back.
+    fn release(&self, lease: Self::Lease) -> impl Future<Output = Result<(), SessionError>> + Send;
+
+    /// The messages of session `id` without taking its lease (to inspect or copy it).
+    fn load(&self, id: &str) -> impl Future<Output = Result<Vec<Message>, SessionError>> + Send;
+
+    /// The ids of the stored sessions, sorted.
+    fn list(&self) -> impl Future<Output = Result<Vec<String>, SessionError>> + Send;
+
+    /// Deletes session `id` (nothing happens for an unknown one). Fails with
+    /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it.
+    fn delete(&self, id: &str) -> impl Future<Output = Result<(), SessionError>> + Send;
+}
+
+/// A session store shared by the turns of an agent: what `SessionLog`'s `store`
+/// option takes. Build it from any [`SessionStore`] (`store.into()`, or
+/// [`Store::new`]); [`Store::default`] is the JSONL file store of `SessionLog`'s `path`.
+#[derive(Clone, Default)]
+pub struct Store(pub(crate) Option<Arc<dyn DynStore>>);
+
+impl Store {
+    /// A shared handle on `store`.
+    pub fn new<S: SessionStore>(store: S) -> Store {
+        Store::from_arc(Arc::new(store))
+    }
+
+    /// A shared handle on a store you keep a handle on too (to list or copy sessions).
+    pub fn from_arc<S: SessionStore>(store: Arc<S>) -> Store {
+        Store(Some(Arc::new(Erased(store))))
+    }
+}
+
+impl<S: SessionStore> From<S> for Store {
+    fn from(store: S) -> Store {
+        Store::new(store)
+    }
+}
+
+impl<S: SessionStore> From<Arc<S>> for Store {
+    fn from(store: Arc<S>) -> Store {
+        Store::from_arc(store)
+    }
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("Store(files at SessionLog's path)"),
+            Some(_) => f.write_str("Store(..)"),
+        }
+    }
+}
+
+/// A store behind a pointer: the object-safe face of [`SessionStore`].
+pub(crate) trait DynStore: Send + Sync {
+    fn open_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, (Box<dyn DynLease>, Vec<Message>)>;
+}
+
+/// A lease behind a pointer, with its store.
+pub(crate) trait DynLease: Send {
+    fn append<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()>;
+    fn replace<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()>;
+    fn release(self: Box<Self>) -> StoreFuture<'static, ()>;
+}
+
+struct Erased<S>(Arc<S>);
+
+/// A lease with the store it came from.
+pub(crate) struct Leased<S: SessionStore> {
+    pub(crate) store: Arc<S>,
+    pub(crate) lease: S::Lease,
+}
+
+impl<S: SessionStore> DynStore for Erased<S> {
+    fn open_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, (Box<dyn DynLease>, Vec<Message>)> {
+        Box::pin(async move {
+            let (lease, messages) = self.0.open(id).await?;
+            let leased: Box<dyn DynLease> = Box::new(Leased {
+                store: self.0.clone(),
+                lease,
+            });
+            Ok((leased, messages))
+        })
+    }
+}
+
+impl<S: SessionStore> DynLease for Leased<S> {
+    fn append<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()> {
+        Box::pin(self.store.append(&mut self.lease, messages))
+    }
+
+    fn replace<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()> {
+        Box::pin(self.store.replace(&mut self.lease, messages))
+    }
+
+    fn release(self: Box<Self>) -> StoreFuture<'static, ()> {
+        let Leased { store, lease } = *self;
+        Box::pin(async move { store.release(lease).await })
+    }
+}

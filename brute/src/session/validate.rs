@@ -1,0 +1,386 @@
+//! Valid histories only: the tool-call rules providers enforce, checked when a session
+//! is loaded, and repaired (with a warning naming each repair) or refused.
+//!
+//! The rules: every tool result answers a call of the assistant message right before
+//! its block of results; a message's call ids are unique; a call has one result; every
+//! call has a result. A crash between a call and its result breaks the last rule, so a
+//! missing result is always repaired (with [`INTERRUPTED_TOOL_CALL`]); the others are
+//! repaired or refused as [`Validation`] says.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use crate::message::{Message, Role};
+
+/// The content of the synthetic result given to a tool call that has none.
+pub const INTERRUPTED_TOOL_CALL: &str = "error: this tool call was interrupted before it returned a result (the session was restored after the agent stopped); its effect is unknown, check before retrying";
+
+/// What loading does with a history that breaks the tool-call rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Validation {
+    /// Repair it and log a warning naming each repair (the default): orphan and
+    /// duplicate results are dropped, duplicate call ids renamed, missing results
+    /// given [`INTERRUPTED_TOOL_CALL`]; the repair is written back.
+    #[default]
+    Repair,
+    /// Refuse it with [`SessionError::Invalid`](super::SessionError::Invalid) naming the
+    /// session and the message, leaving it untouched. A call without a result (what a
+    /// crash leaves) is still repaired.
+    Refuse,
+}
+
+/// One thing wrong with a history. Messages are numbered from 1, in the history as
+/// loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// A tool result that answers no call of the assistant message before it.
+    OrphanResult {
+        /// The result's message.
+        message: usize,
+        /// Its call id, if it has one.
+        id: Option<String>,
+    },
+    /// A call id used twice in one assistant message.
+    DuplicateCallId {
+        /// The assistant message.
+        message: usize,
+        /// The id.
+        id: String,
+    },
+    /// A second result for one call.
+    DuplicateResult {
+        /// The second result's message.
+        message: usize,
+        /// The call id.
+        id: String,
+    },
+    /// A call without a result (a crash between the call and its result).
+    MissingResult {
+        /// The assistant message.
+        message: usize,
+        /// The call id.
+        id: String,
+    },
+}
+
+impl Problem {
+    /// The message concerned, 1 for the first.
+    pub fn message(&self) -> usize {
+        match self {
+            Problem::OrphanResult { message, .. }
+            | Problem::DuplicateCallId { message, .. }
+            | Problem::DuplicateResult { message, .. }
+            | Problem::MissingResult { message, .. } => *message,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::OrphanResult { id: Some(id), .. } => {
+                write!(f, "tool result for call {id:?} answers no call before it")
+            }
+            Problem::OrphanResult { id: None, .. } => {
+                write!(f, "tool result without a call id")
+            }
+            Problem::DuplicateCallId { id, .. } => {
+                write!(f, "call id {id:?} is used twice in one message")
+            }
+            Problem::DuplicateResult { id, .. } => {
+                write!(f, "a second result for call {id:?}")
+            }
+            Problem::MissingResult { id, .. } => write!(f, "call {id:?} has no result"),
+        }
+    }
+}
+
+/// What [`repair`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Repaired {
+    /// Everything found, in order.
+    pub(crate) problems: Vec<Problem>,
+    /// How many synthetic results were added at the very end (when that is the only
+    /// change, the store appends them).
+    pub(crate) appended: usize,
+    /// Something before the end changed: the store replaces the history.
+    pub(crate) rewritten: bool,
+}
+
+/// Checks `messages` and repairs them in place. With [`Validation::Refuse`], the first
+/// problem other than a missing result is returned as an error and `messages` is
+/// left as it was.
+pub(crate) fn repair(messages: &mut Vec<Message>, mode: Validation) -> Result<Repaired, Problem> {
+    if !needs_repair(messages) {
+        return Ok(Repaired::default());
+    }
+    if mode == Validation::Refuse
+        && let Some(problem) = scan(messages)
+            .into_iter()
+            .find(|p| !matches!(p, Problem::MissingResult { .. }))
+    {
+        return Err(problem);
+    }
+    let original = std::mem::take(messages);
+    let total = original.len();
+    let mut report = Repaired::default();
+    let mut out = Vec::with_capacity(total + 4);
+    let mut input = original.into_iter().enumerate().peekable();
+    while let Some((i, mut message)) = input.next() {
+        if message.role == Role::Tool {
+            report.problems.push(Problem::OrphanResult {
+                message: i + 1,
+                id: message.tool_call_id.clone(),
+            });
+            report.rewritten = true;
+            continue;
+        }
+        if !message.has_tool_calls() {
+            out.push(message);
+            continue;
+        }
+        // Unique ids in the message: later duplicates get a suffix.
+        let mut seen = HashSet::new();
+        let mut original_ids = Vec::with_capacity(message.tool_calls.len());
+        for call in &mut message.tool_calls {
+            original_ids.push(call.id.clone());
+            if !seen.insert(call.id.clone()) {
+                report.problems.push(Problem::DuplicateCallId {
+                    message: i + 1,
+                    id: call.id.clone(),
+                });
+                let mut n = 2;
+                while seen.contains(&format!("{}~{n}", call.id)) {
+                    n += 1;
+                }
+                call.id = format!("{}~{n}", call.id);
+                seen.insert(call.id.clone());
+                report.rewritten = true;
+            }
+        }
+        let mut answered = vec![false; message.tool_calls.len()];
+        let ids: Vec<String> = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+        out.push(message);
+        // Its block of results: each answers the first unanswered call with its id.
+        while let Some((j, mut result)) = input.next_if(|(_, m)| m.role == Role::Tool) {
+            let wanted = result.tool_call_id.clone();
+            let slot = wanted
+                .as_deref()
+                .and_then(|id| (0..ids.len()).find(|&k| !answered[k] && original_ids[k] == id));
+            match (slot, wanted) {
+                (Some(k), _) => {
+                    answered[k] = true;
+                    if result.tool_call_id.as_deref() != Some(ids[k].as_str()) {
+                        result.tool_call_id = Some(ids[k].clone());
+                    }
+                    out.push(result);
+                }
+                (None, Some(id)) if original_ids.contains(&id) => {
+                    report
+                        .problems
+                        .push(Problem::DuplicateResult { message: j + 1, id });
+                    report.rewritten = true;
+                }
+                (None, id) => {
+                    report
+                        .problems
+                        .push(Problem::OrphanResult { message: j + 1, id });
+                    report.rewritten = true;
+                }
+            }
+        }
+        let at_end = input.peek().is_none();
+        for (k, id) in ids.iter().enumerate().filter(|(k, _)| !answered[*k]) {
+            report.problems.push(Problem::MissingResult {
+                message: i + 1,
+                id: original_ids[k].clone(),
+            });
+            out.push(Message::tool_result(id.clone(), INTERRUPTED_TOOL_CALL));
+            if at_end {
+                report.appended += 1;
+            } else {
+                report.rewritten = true;
+            }
+        }
+    }
+    if report.rewritten {
+        report.appended = 0;
+    }
+    *messages = out;
+    Ok(report)
+}
+
+/// The problems of `messages`, without changing them.
+pub(crate) fn scan(messages: &[Message]) -> Vec<Problem> {
+    let mut copy = messages.to_vec();
+    repair(&mut copy, Validation::Repair)
+        .map(|r| r.problems)
+        .unwrap_or_default()
+}
+
+/// A quick pass: whether anything breaks the rules (the common case is no).
+fn needs_repair(messages: &[Message]) -> bool {
+    let mut i = 0;
+    while i < messages.len() {
+        let message = &messages[i];
+        if message.role == Role::Tool {
+            return true;
+        }
+        i += 1;
+        if !message.has_tool_calls() {
+            continue;
+        }
+        let calls = &message.tool_calls;
+        let mut results = 0;
+        while i < messages.len() && messages[i].role == Role::Tool {
+            results += 1;
+            i += 1;
+        }
+        if results != calls.len() {
+            return true;
+        }
+        let block = &messages[i - results..i];
+        for (k, call) in calls.iter().enumerate() {
+            if calls[..k].iter().any(|c| c.id == call.id) {
+                return true;
+            }
+            let answers = block
+                .iter()
+                .filter(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
+                .count();
+            if answers != 1 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn calls(ids: &[&str]) -> Message {
+        Message::tool_calls(
+            "",
+            ids.iter()
+                .map(|id| ToolCall::new(*id, "echo", serde_json::json!({})))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_valid_history_is_left_alone() {
+        let mut m = vec![
+            Message::user("go"),
+            calls(&["a", "b"]),
+            Message::tool_result("b", "2"),
+            Message::tool_result("a", "1"),
+            Message::assistant("done"),
+        ];
+        let before = m.clone();
+        let r = repair(&mut m, Validation::Refuse).unwrap();
+        assert!(r.problems.is_empty() && !r.rewritten && r.appended == 0);
+        assert_eq!(m, before);
+    }
+
+    #[test]
+    fn missing_results_at_the_end_are_appended() {
+        let mut m = vec![
+            Message::user("go"),
+            calls(&["a", "b"]),
+            Message::tool_result("a", "1"),
+        ];
+        let r = repair(&mut m, Validation::Refuse).unwrap();
+        assert_eq!(r.appended, 1);
+        assert!(!r.rewritten);
+        assert_eq!(m[3], Message::tool_result("b", INTERRUPTED_TOOL_CALL));
+    }
+
+    #[test]
+    fn orphans_duplicates_and_reused_ids_are_repaired() {
+        let mut m = vec![
+            Message::tool_result("x", "orphan at the start"),
+            Message::user("go"),
+            calls(&["a", "a"]),
+            Message::tool_result("a", "first"),
+            Message::tool_result("a", "second"),
+            Message::tool_result("a", "third"),
+            Message::tool_result("zz", "unknown"),
+            Message::assistant("done"),
+        ];
+        let r = repair(&mut m, Validation::Repair).unwrap();
+        assert!(r.rewritten);
+        assert_eq!(
+            r.problems,
+            [
+                Problem::OrphanResult {
+                    message: 1,
+                    id: Some("x".into())
+                },
+                Problem::DuplicateCallId {
+                    message: 3,
+                    id: "a".into()
+                },
+                Problem::DuplicateResult {
+                    message: 6,
+                    id: "a".into()
+                },
+                Problem::OrphanResult {
+                    message: 7,
+                    id: Some("zz".into())
+                },
+            ]
+        );
+        assert_eq!(m.len(), 5);
+        assert_eq!(m[1].tool_calls[1].id, "a~2");
+        assert_eq!(m[2], Message::tool_result("a", "first"));
+        assert_eq!(m[3], Message::tool_result("a~2", "second"));
+        assert!(scan(&m).is_empty());
+    }
+
+    #[test]
+    fn refusing_names_the_first_problem_and_leaves_the_history() {
+        let mut m = vec![Message::user("go"), Message::tool_result("x", "?")];
+        let before = m.clone();
+        let problem = repair(&mut m, Validation::Refuse).unwrap_err();
+        assert_eq!(
+            problem,
+            Problem::OrphanResult {
+                message: 2,
+                id: Some("x".into())
+            }
+        );
+        assert_eq!(
+            problem.to_string(),
+            "tool result for call \"x\" answers no call before it"
+        );
+        assert_eq!(m, before);
+    }
+
+    #[test]
+    fn a_result_without_an_id_is_an_orphan() {
+        let mut result = Message::tool_result("a", "1");
+        result.tool_call_id = None;
+        let mut m = vec![Message::user("go"), calls(&["a"]), result];
+        let r = repair(&mut m, Validation::Repair).unwrap();
+        assert_eq!(
+            r.problems,
+            [
+                Problem::OrphanResult {
+                    message: 3,
+                    id: None
+                },
+                Problem::MissingResult {
+                    message: 2,
+                    id: "a".into()
+                },
+            ]
+        );
+        assert_eq!(m[2], Message::tool_result("a", INTERRUPTED_TOOL_CALL));
+    }
+}
