@@ -27,7 +27,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError
 /// `SessionLog` as a [`Store`].
 pub trait SessionStore: Send + Sync + 'static {
     /// The exclusive hold of one session for one turn.
-    type Lease: Send + 'static;
+    type Lease: Send + fmt::Debug + 'static;
 
     /// Takes the lease of session `id` and loads its messages as stored (an unknown
     /// session is empty).

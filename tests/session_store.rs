@@ -1,0 +1,607 @@
+//! The session stores: every store keeps the same promises (load, append, atomic
+//! replace, an exclusive lease, list, delete), `SessionLog` runs on each, histories are
+//! validated, and sessions copy between stores. PostgreSQL runs for real (see
+//! `session_support`): these tests fail, never skip, without it.
+
+#![allow(clippy::unwrap_used)]
+
+mod scripted_tools;
+mod session_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use brute::session::{
+    JsonlStore, PostgresStore, SessionId, SessionStore, SqliteStore, Store, Validation,
+    copy_sessions,
+};
+use brute::{
+    Env, INTERRUPTED_TOOL_CALL, Message, Role, ScriptedModel, SessionError, SessionLog,
+    SystemPrompt, ToolCall, brute_agent,
+};
+use scripted_tools::{assert_no_dangling_call, echo_calls};
+use session_support::{postgres_database, sqlite_path, temp_dir};
+
+fn is_refused(error: &SessionError) -> bool {
+    matches!(
+        error,
+        SessionError::Locked { .. } | SessionError::Leased { .. }
+    )
+}
+
+/// The promises every store keeps.
+async fn conformance<S: SessionStore>(store: &S) {
+    // An unknown session is empty; opening takes the lease.
+    let (mut lease, history) = store.open("alice").await.unwrap();
+    assert!(history.is_empty());
+    // The lease is exclusive.
+    let refused = store.open("alice").await.unwrap_err();
+    assert!(is_refused(&refused), "{refused:?}");
+    assert!(
+        refused.to_string().contains("alice"),
+        "the error names the session: {refused}"
+    );
+    // Deleting a leased session is refused.
+    assert!(is_refused(&store.delete("alice").await.unwrap_err()));
+    // Appends, system messages skipped.
+    store
+        .append(
+            &mut lease,
+            &[Message::system("never stored"), Message::user("one")],
+        )
+        .await
+        .unwrap();
+    store
+        .append(
+            &mut lease,
+            &[Message::assistant("two"), Message::user("three")],
+        )
+        .await
+        .unwrap();
+    store.append(&mut lease, &[]).await.unwrap();
+    assert_eq!(
+        store.load("alice").await.unwrap(),
+        [
+            Message::user("one"),
+            Message::assistant("two"),
+            Message::user("three")
+        ]
+    );
+    // Replace, then append after it.
+    store
+        .replace(&mut lease, &[Message::user("summary")])
+        .await
+        .unwrap();
+    store
+        .append(&mut lease, &[Message::assistant("after")])
+        .await
+        .unwrap();
+    store.release(lease).await.unwrap();
+    // Released: another turn opens it and sees everything.
+    let (lease, history) = store.open("alice").await.unwrap();
+    assert_eq!(
+        history,
+        [Message::user("summary"), Message::assistant("after")]
+    );
+    store.release(lease).await.unwrap();
+    // Tool calls and reasoning round-trip losslessly.
+    let mut answer = Message::assistant("done");
+    answer.reasoning = Some("thought".into());
+    let rich = vec![
+        Message::user("go"),
+        echo_calls("c", &["a", "b"]),
+        Message::tool_result("c-0", "a"),
+        Message::tool_result("c-1", "b"),
+        answer,
+    ];
+    let (mut lease, _) = store.open("bob").await.unwrap();
+    store.append(&mut lease, &rich).await.unwrap();
+    store.release(lease).await.unwrap();
+    assert_eq!(store.load("bob").await.unwrap(), rich);
+    // List and delete.
+    assert_eq!(store.list().await.unwrap(), ["alice", "bob"]);
+    store.delete("alice").await.unwrap();
+    store.delete("nobody").await.unwrap();
+    assert_eq!(store.list().await.unwrap(), ["bob"]);
+    assert!(store.load("alice").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_jsonl_store_keeps_the_promises() {
+    let dir = temp_dir();
+    let store = JsonlStore::new(dir.path());
+    conformance(&store).await;
+    // No lock file is left behind.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["bob.jsonl"]);
+    // Ids are file names.
+    for bad in ["", "../x", "a/b", ".hidden"] {
+        assert!(matches!(
+            store.open(bad).await.unwrap_err(),
+            SessionError::BadId { .. }
+        ));
+    }
+}
+
+#[tokio::test]
+async fn the_sqlite_store_keeps_the_promises() {
+    let dir = temp_dir();
+    let store = SqliteStore::open(sqlite_path(dir.path())).unwrap();
+    conformance(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_store_keeps_the_promises() {
+    let store = PostgresStore::connect(&postgres_database("promises"))
+        .await
+        .unwrap();
+    conformance(&store).await;
+}
+
+/// A lease whose holder died (here: never released) frees itself after its ttl, and
+/// the old holder's writes are refused from then on: two workers never write one
+/// session at once.
+async fn an_expired_lease_is_taken_and_fenced<S: SessionStore>(store: &S) {
+    let (mut stale, _) = store.open("s").await.unwrap();
+    store
+        .append(&mut stale, &[Message::user("from the first worker")])
+        .await
+        .unwrap();
+    assert!(is_refused(&store.open("s").await.unwrap_err()));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (mut fresh, history) = store.open("s").await.unwrap();
+    assert_eq!(history, [Message::user("from the first worker")]);
+    let lost = store
+        .append(&mut stale, &[Message::user("late")])
+        .await
+        .unwrap_err();
+    assert!(matches!(lost, SessionError::LeaseLost { .. }), "{lost:?}");
+    assert!(matches!(
+        store
+            .replace(&mut stale, &[Message::user("late")])
+            .await
+            .unwrap_err(),
+        SessionError::LeaseLost { .. }
+    ));
+    store
+        .append(&mut fresh, &[Message::assistant("second worker")])
+        .await
+        .unwrap();
+    store.release(fresh).await.unwrap();
+    assert_eq!(
+        store.load("s").await.unwrap(),
+        [
+            Message::user("from the first worker"),
+            Message::assistant("second worker")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn sqlite_leases_expire_and_fence_the_old_holder() {
+    let dir = temp_dir();
+    let store = SqliteStore::open(sqlite_path(dir.path()))
+        .unwrap()
+        .lease_ttl(Duration::from_millis(300));
+    an_expired_lease_is_taken_and_fenced(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_leases_expire_and_fence_the_old_holder() {
+    let store = PostgresStore::connect(&postgres_database("fence"))
+        .await
+        .unwrap()
+        .lease_ttl(Duration::from_millis(300));
+    an_expired_lease_is_taken_and_fenced(&store).await;
+}
+
+/// Answers from history: "Your name is X." once told "My name is X.".
+fn memory_model() -> ScriptedModel {
+    ScriptedModel::from_fn(|env| {
+        let name = env
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .find_map(|m| m.content.strip_prefix("My name is "))
+            .map(|n| n.trim_end_matches('.').to_string());
+        match (env.messages.last().map(|m| m.content.as_str()), name) {
+            (Some("What's my name?"), Some(name)) => {
+                Message::assistant(format!("Your name is {name}."))
+            }
+            (Some("What's my name?"), None) => Message::assistant("I don't know."),
+            _ => Message::assistant("Nice to meet you."),
+        }
+    })
+}
+
+/// `SessionLog` on `store`: sessions chosen per turn with `SessionId`, one shared
+/// agent serving several sessions at once.
+async fn session_log_on(store: Store, read: impl Fn(&str) -> Vec<Message>) {
+    let agent = Arc::new(brute_agent! {
+        use SessionLog { store: store };
+        use SystemPrompt { prompt: "sys" };
+        run memory_model();
+    });
+    let names = ["Ada", "Grace", "Alan", "Ken"];
+    let mut tasks = Vec::new();
+    for name in names {
+        let agent = agent.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut last = None;
+            for prompt in [format!("My name is {name}."), "What's my name?".into()] {
+                let mut env = agent.env();
+                env.extensions.insert(SessionId::from(name));
+                env.messages.push(Message::user(prompt));
+                last = agent.turn(env).await.unwrap().text().map(str::to_string);
+            }
+            last
+        }));
+    }
+    for (name, task) in names.into_iter().zip(tasks) {
+        assert_eq!(
+            task.await.unwrap().unwrap(),
+            format!("Your name is {name}.")
+        );
+        let saved = read(name);
+        assert_eq!(saved.len(), 4);
+        assert!(saved.iter().all(|m| m.role != Role::System));
+    }
+    // Without a SessionId, the `session` option's default.
+    agent.start("What's my name?").await.unwrap();
+    assert_eq!(read("default").len(), 2);
+}
+
+fn blocking_load<S: SessionStore>(store: &Arc<S>, id: &str) -> Vec<Message> {
+    let store = store.clone();
+    let id = id.to_string();
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(store.load(&id))
+            .unwrap()
+    })
+    .join()
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_log_runs_on_every_store() {
+    let dir = temp_dir();
+    let jsonl = Arc::new(JsonlStore::new(dir.path().join("jsonl")));
+    session_log_on(jsonl.clone().into(), |id| blocking_load(&jsonl, id)).await;
+    // The file store's files are today's format: `SessionFile` reads them.
+    assert_eq!(
+        brute::SessionFile::read(dir.path().join("jsonl/Ada.jsonl"))
+            .unwrap()
+            .len(),
+        4
+    );
+
+    let sqlite = Arc::new(SqliteStore::open(sqlite_path(dir.path())).unwrap());
+    session_log_on(sqlite.clone().into(), |id| blocking_load(&sqlite, id)).await;
+
+    let postgres = Arc::new(
+        PostgresStore::connect(&postgres_database("session_log"))
+            .await
+            .unwrap(),
+    );
+    // The store's connections live on this runtime: read through it.
+    let handle = tokio::runtime::Handle::current();
+    let pg = postgres.clone();
+    session_log_on(postgres.into(), move |id| {
+        let pg = pg.clone();
+        let id = id.to_string();
+        let handle = handle.clone();
+        std::thread::spawn(move || handle.block_on(pg.load(&id)).unwrap())
+            .join()
+            .unwrap()
+    })
+    .await;
+}
+
+/// With the default file store, a `SessionId` names `<id>.jsonl` beside `path`.
+#[tokio::test]
+async fn a_session_id_with_the_default_store_names_a_file_beside_the_path() {
+    let dir = temp_dir();
+    let agent = brute_agent! {
+        use SessionLog { path: dir.path().join("default.jsonl") };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+    let mut env = agent.env();
+    env.extensions.insert(SessionId::from("carol"));
+    env.messages.push(Message::user("hello"));
+    agent.turn(env).await.unwrap();
+    assert_eq!(
+        brute::SessionFile::read(dir.path().join("carol.jsonl")).unwrap(),
+        [Message::user("hello"), Message::assistant("hi")]
+    );
+    assert!(!dir.path().join("default.jsonl").exists());
+}
+
+/// A history that breaks the tool-call rules, as another tool (or an old version)
+/// may have written it.
+fn broken_history() -> Vec<Message> {
+    let mut no_id = Message::tool_result("x", "no id");
+    no_id.tool_call_id = None;
+    vec![
+        Message::user("go"),
+        Message::tool_calls(
+            "",
+            vec![
+                ToolCall::new("dup", "echo", serde_json::json!({"text": "1"})),
+                ToolCall::new("dup", "echo", serde_json::json!({"text": "2"})),
+                ToolCall::new("once", "echo", serde_json::json!({"text": "3"})),
+            ],
+        ),
+        Message::tool_result("dup", "1"),
+        Message::tool_result("dup", "2"),
+        Message::tool_result("once", "3"),
+        Message::tool_result("once", "3 again"),
+        Message::tool_result("ghost", "orphan"),
+        no_id,
+        Message::assistant("done"),
+    ]
+}
+
+/// Collects `warn` events of the session log.
+#[derive(Clone, Default)]
+struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Text(String);
+        impl tracing::field::Visit for Text {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        if *event.metadata().level() == tracing::Level::WARN {
+            let mut text = Text(String::new());
+            event.record(&mut text);
+            self.0.lock().unwrap().push(text.0);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn a_broken_history_is_repaired_with_a_warning_naming_each_repair() {
+    let dir = temp_dir();
+    let store = Arc::new(SqliteStore::open(sqlite_path(dir.path())).unwrap());
+    let (mut lease, _) = store.open("broken").await.unwrap();
+    store.append(&mut lease, &broken_history()).await.unwrap();
+    store.release(lease).await.unwrap();
+
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let log = shown.clone();
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone(), session: "broken" };
+        run move |env: &Env| {
+            *log.lock().unwrap() = env.messages.to_vec();
+            async { Ok(Message::assistant("ok")) }
+        };
+    };
+    let warnings = Warnings::default();
+    let guard = tracing::subscriber::set_default(warnings.clone());
+    agent.start("again").await.unwrap();
+    drop(guard);
+    let warnings = warnings.0.lock().unwrap().clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = &warnings[0];
+    for part in [
+        "session broken was repaired",
+        "message 2: call id \"dup\" is used twice in one message",
+        "message 6: a second result for call \"once\"",
+        "message 7: tool result for call \"ghost\" answers no call before it",
+        "message 8: tool result without a call id",
+    ] {
+        assert!(warning.contains(part), "{part} missing from {warning}");
+    }
+    let shown = shown.lock().unwrap().clone();
+    assert_no_dangling_call(&shown);
+    assert_eq!(shown[1].tool_calls[1].id, "dup~2");
+    assert_eq!(shown[3], Message::tool_result("dup~2", "2"));
+    assert_eq!(shown.len(), 7);
+    // The repair was written back, with the turn after it.
+    let stored = store.load("broken").await.unwrap();
+    assert_eq!(stored[..6], shown[..6]);
+    assert_eq!(stored.len(), 8);
+}
+
+#[tokio::test]
+async fn a_broken_history_is_refused_when_told_naming_session_and_message() {
+    let dir = temp_dir();
+    let store = Arc::new(JsonlStore::new(dir.path()));
+    let (mut lease, _) = store.open("broken").await.unwrap();
+    store.append(&mut lease, &broken_history()).await.unwrap();
+    store.release(lease).await.unwrap();
+    let before = std::fs::read(dir.path().join("broken.jsonl")).unwrap();
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone(), session: "broken", validation: Validation::Refuse };
+        run |_env| async { Ok(Message::assistant("never")) };
+    };
+    let error = agent.start("again").await.unwrap_err();
+    let Some(SessionError::Invalid {
+        session, message, ..
+    }) = error.downcast_ref::<SessionError>()
+    else {
+        panic!("expected an invalid-history error, got {error:?}");
+    };
+    assert_eq!((session.as_str(), *message), ("broken", 2));
+    assert_eq!(
+        error.to_string(),
+        "SessionLog: session broken: message 2: call id \"dup\" is used twice in one message; the session was left untouched"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("broken.jsonl")).unwrap(),
+        before
+    );
+    // The lease was given back: the session is not left locked.
+    assert!(!dir.path().join("broken.jsonl.lock").exists());
+    // A crash's dangling call is repaired even so.
+    std::fs::write(
+        dir.path().join("crashed.jsonl"),
+        [Message::user("go"), echo_calls("c", &["a"])]
+            .iter()
+            .map(|m| serde_json::to_string(m).unwrap() + "\n")
+            .collect::<String>(),
+    )
+    .unwrap();
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone(), session: "crashed", validation: Validation::Refuse };
+        run |_env| async { Ok(Message::assistant("resumed")) };
+    };
+    agent.start("continue").await.unwrap();
+    let saved = store.load("crashed").await.unwrap();
+    assert_eq!(saved[2], Message::tool_result("c-0", INTERRUPTED_TOOL_CALL));
+    assert_eq!(saved.len(), 5);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlinked_session_keeps_its_link_through_a_rewrite() {
+    let dir = temp_dir();
+    let target = dir.path().join("real/target.jsonl");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::write(&target, "").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink("real/target.jsonl", &link).unwrap();
+    let (mut file, _) = brute::SessionFile::open(&link).unwrap();
+    file.append(&[Message::user("one")]).unwrap();
+    file.rewrite(&[Message::user("rewritten")]).unwrap();
+    file.append(&[Message::assistant("two")]).unwrap();
+    drop(file);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the rewrite replaced the link"
+    );
+    assert_eq!(
+        brute::SessionFile::read(&target).unwrap(),
+        [Message::user("rewritten"), Message::assistant("two")]
+    );
+    // Nothing else is left in either folder.
+    let names = |d: &std::path::Path| {
+        let mut n: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(dir.path()), ["link.jsonl", "real"]);
+    assert_eq!(names(target.parent().unwrap()), ["target.jsonl"]);
+}
+
+#[tokio::test]
+async fn a_leftover_temp_file_of_an_interrupted_rewrite_is_removed_on_open() {
+    let dir = temp_dir();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        serde_json::to_string(&Message::user("kept")).unwrap() + "\n",
+    )
+    .unwrap();
+    // What a crash between writing the temp file and renaming it leaves.
+    let leftover = dir.path().join(".s.jsonl.tmp");
+    std::fs::write(&leftover, "{\"role\":\"user\",\"content\":\"half").unwrap();
+    let (file, history) = brute::SessionFile::open(&path).unwrap();
+    drop(file);
+    assert_eq!(history, [Message::user("kept")]);
+    assert!(!leftover.exists());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_fifo_at_the_session_path_is_refused_without_hanging() {
+    let dir = temp_dir();
+    let path = dir.path().join("fifo.jsonl");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let agent = brute_agent! {
+        use SessionLog { path: path.clone() };
+        run |_env| async { Ok(Message::assistant("never")) };
+    };
+    let error = tokio::time::timeout(Duration::from_secs(10), agent.start("hi"))
+        .await
+        .expect("loading a FIFO hung")
+        .unwrap_err();
+    assert!(
+        matches!(
+            error.downcast_ref::<SessionError>(),
+            Some(SessionError::NotAFile { kind: "FIFO", .. })
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("not a regular file (a FIFO)"),
+        "{error}"
+    );
+    assert!(matches!(
+        brute::SessionFile::read(&path).unwrap_err(),
+        SessionError::NotAFile { .. }
+    ));
+}
+
+/// Sessions move JSONL → SQLite → PostgreSQL → JSONL unchanged, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_copy_between_every_store() {
+    let dir = temp_dir();
+    let jsonl = JsonlStore::new(dir.path().join("from"));
+    let mut sessions = Vec::new();
+    for n in 0..5 {
+        let id = format!("s{n}");
+        let messages = vec![
+            Message::user(format!("hello {n} \u{1F600} \"quoted\"")),
+            echo_calls(&id, &["x", "y"]),
+            Message::tool_result(format!("{id}-0"), "x"),
+            Message::tool_result(format!("{id}-1"), "y"),
+            Message::assistant("done"),
+        ];
+        let (mut lease, _) = jsonl.open(&id).await.unwrap();
+        jsonl.append(&mut lease, &messages).await.unwrap();
+        jsonl.release(lease).await.unwrap();
+        sessions.push((id, messages));
+    }
+    let sqlite = SqliteStore::open(sqlite_path(dir.path())).unwrap();
+    let postgres = PostgresStore::connect(&postgres_database("copy"))
+        .await
+        .unwrap();
+    let back = JsonlStore::new(dir.path().join("back"));
+    assert_eq!(copy_sessions(&jsonl, &sqlite).await.unwrap(), 5);
+    assert_eq!(copy_sessions(&sqlite, &postgres).await.unwrap(), 5);
+    assert_eq!(copy_sessions(&postgres, &back).await.unwrap(), 5);
+    for (id, messages) in &sessions {
+        assert_eq!(&sqlite.load(id).await.unwrap(), messages);
+        assert_eq!(&postgres.load(id).await.unwrap(), messages);
+        assert_eq!(
+            std::fs::read(dir.path().join(format!("from/{id}.jsonl"))).unwrap(),
+            std::fs::read(dir.path().join(format!("back/{id}.jsonl"))).unwrap()
+        );
+    }
+    // Copying again replaces rather than doubles.
+    assert_eq!(copy_sessions(&jsonl, &sqlite).await.unwrap(), 5);
+    assert_eq!(sqlite.load("s0").await.unwrap().len(), 5);
+}
