@@ -101,3 +101,75 @@ pub fn temp_dir() -> tempfile::TempDir {
 pub fn sqlite_path(dir: &Path) -> PathBuf {
     dir.join("sessions.db")
 }
+
+/// One of brute's stores, chosen by name (`jsonl`, `sqlite`, `postgres`) in a test and
+/// in the worker processes it starts.
+#[derive(Clone)]
+pub enum AnyStore {
+    /// `JsonlStore` in a folder.
+    Jsonl(std::sync::Arc<brute::session::JsonlStore>),
+    /// `SqliteStore` in a database file.
+    Sqlite(std::sync::Arc<brute::session::SqliteStore>),
+    /// `PostgresStore` on a database.
+    Postgres(std::sync::Arc<brute::session::PostgresStore>),
+}
+
+impl AnyStore {
+    /// The store `kind` at `target` (a folder, a database file, a connection string),
+    /// with leases of `ttl` for the database stores.
+    pub async fn open(kind: &str, target: &str, ttl: std::time::Duration) -> AnyStore {
+        use brute::session::{JsonlStore, PostgresStore, SqliteStore};
+        use std::sync::Arc;
+        match kind {
+            "jsonl" => AnyStore::Jsonl(Arc::new(JsonlStore::new(target))),
+            "sqlite" => {
+                AnyStore::Sqlite(Arc::new(SqliteStore::open(target).unwrap().lease_ttl(ttl)))
+            }
+            "postgres" => AnyStore::Postgres(Arc::new(
+                PostgresStore::connect(target).await.unwrap().lease_ttl(ttl),
+            )),
+            other => panic!("unknown store {other}"),
+        }
+    }
+
+    /// A handle for `SessionLog`.
+    pub fn store(&self) -> brute::session::Store {
+        match self {
+            AnyStore::Jsonl(s) => s.clone().into(),
+            AnyStore::Sqlite(s) => s.clone().into(),
+            AnyStore::Postgres(s) => s.clone().into(),
+        }
+    }
+
+    /// The stored messages of `id`, as they are (no lease, no repair).
+    pub async fn load(&self, id: &str) -> Vec<brute::Message> {
+        use brute::session::SessionStore;
+        match self {
+            AnyStore::Jsonl(s) => s.load(id).await,
+            AnyStore::Sqlite(s) => s.load(id).await,
+            AnyStore::Postgres(s) => s.load(id).await,
+        }
+        .unwrap()
+    }
+}
+
+/// A child process that is killed (SIGKILL) and reaped when dropped, so that a
+/// failing assertion never leaves it running.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl KillOnDrop {
+    /// SIGKILL, then reap.
+    pub fn kill(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}

@@ -42,4 +42,4 @@ pub use postgres::{PgLease, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteLease, SqliteStore};
 pub use store::{SessionStore, Store, StoreFuture};
-pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation};
+pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};

@@ -97,6 +97,26 @@ impl fmt::Display for Problem {
     }
 }
 
+/// What is wrong with `messages` by the tool-call rules (empty when nothing is): the
+/// check `SessionLog` runs on every history it loads, for your own tools.
+///
+/// ```
+/// use brute::session::{check_history, Problem};
+/// use brute::Message;
+///
+/// let orphan = [Message::user("hi"), Message::tool_result("c1", "42")];
+/// assert_eq!(
+///     check_history(&orphan),
+///     [Problem::OrphanResult { message: 2, id: Some("c1".into()) }]
+/// );
+/// ```
+pub fn check_history(messages: &[Message]) -> Vec<Problem> {
+    if !needs_repair(messages) {
+        return Vec::new();
+    }
+    scan(messages)
+}
+
 /// What [`repair`] did.
 #[derive(Debug, Default)]
 pub(crate) struct Repaired {
