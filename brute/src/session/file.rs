@@ -109,7 +109,10 @@ impl SessionFile {
     /// [`SessionFile::open`], choosing whether appends are fsynced (`sync`) or only
     /// written to the OS (which survives a crash of the process but not of the machine).
     pub fn open_with(path: &Path, sync: bool) -> Result<(SessionFile, Vec<Message>), SessionError> {
-        let (mut session, mut messages) = Self::open_raw(path, sync)?;
+        let (mut session, mut messages, created) = Self::open_raw(path, sync)?;
+        if created && sync {
+            sync_dir(&parent(&session.real))?;
+        }
         let report = validate::repair(&mut messages, Validation::Repair).map_err(|problem| {
             SessionError::Invalid {
                 session: path.display().to_string(),
@@ -129,11 +132,13 @@ impl SessionFile {
     }
 
     /// Locks and loads the session as it is, without checking the history: what a
-    /// store does before the layer above validates it.
+    /// store does before the layer above validates it. Also says whether the file
+    /// was created: its directory then needs an fsync (the caller's, so that it can
+    /// share it).
     pub(crate) fn open_raw(
         path: &Path,
         sync: bool,
-    ) -> Result<(SessionFile, Vec<Message>), SessionError> {
+    ) -> Result<(SessionFile, Vec<Message>, bool), SessionError> {
         let real = resolve(path)?;
         let dir = parent(&real);
         fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
@@ -159,9 +164,6 @@ impl SessionFile {
             .create(true)
             .open(&real)
             .map_err(io_error(&real, "open the file for appending"))?;
-        if created && sync {
-            sync_dir(&dir)?;
-        }
         let mut session = SessionFile {
             path: path.to_path_buf(),
             real,
@@ -175,7 +177,7 @@ impl SessionFile {
             session.write_bytes(b"\n")?;
             session.flush()?;
         }
-        Ok((session, messages))
+        Ok((session, messages, created))
     }
 
     /// The session file's path, as given.
@@ -226,6 +228,17 @@ impl SessionFile {
                 Err(io_error(&self.path, "append to the file")(e))
             }
         }
+    }
+
+    /// A handle to fsync what was written (with others, on a writer thread), when the
+    /// file syncs.
+    pub(crate) fn sync_handle(&self) -> Option<io::Result<File>> {
+        self.sync.then(|| self.file.try_clone())
+    }
+
+    /// The directory of the session file, to fsync after the file was created.
+    pub(crate) fn dir_handle(&self) -> io::Result<File> {
+        File::open(parent(&self.real))
     }
 
     /// fsyncs what was written, when the file syncs.

@@ -117,7 +117,22 @@ impl JsonlStore {
         let opened = path.clone();
         let (file, messages) = self
             .pool
-            .run(move || SessionFile::open_raw(&opened, sync), |r| r)
+            .run(
+                move || match SessionFile::open_raw(&opened, sync) {
+                    // A new file's directory entry is made durable with the batch.
+                    Ok((file, messages, true)) if sync => match file.dir_handle() {
+                        Ok(dir) => (Ok((file, messages)), Some(dir)),
+                        Err(e) => (Err(io_error(&opened, "open the directory")(e)), None),
+                    },
+                    Ok((file, messages, _)) => (Ok((file, messages)), None),
+                    Err(e) => (Err(e), None),
+                },
+                |opened, synced| {
+                    let (file, messages) = opened?;
+                    synced.map_err(io_error(file.path(), "fsync the directory"))?;
+                    Ok((file, messages))
+                },
+            )
             .await??;
         Ok((
             FileLease {
@@ -166,18 +181,30 @@ impl SessionStore for JsonlStore {
                 move || {
                     let before = file.write_bytes(&bytes);
                     file.recycle(bytes);
-                    (file, before)
-                },
-                |(mut file, before)| match before {
-                    // The fsync of the batch: group commit.
-                    Ok(before) => {
-                        let synced = file.flush();
-                        if synced.is_err() {
-                            file.undo(before);
+                    // Made durable with the batch's other writes: group commit.
+                    let sync = match (&before, file.sync_handle()) {
+                        (Ok(_), Some(handle)) => Some(handle),
+                        _ => None,
+                    };
+                    match sync {
+                        Some(Ok(handle)) => ((file, before), Some(handle)),
+                        // No handle to share: fsync this file on its own.
+                        Some(Err(_)) => {
+                            let before = before.and_then(|b| file.flush().map(|()| b));
+                            ((file, before), None)
                         }
-                        (file, synced)
+                        None => ((file, before), None),
                     }
-                    Err(e) => (file, Err(e)),
+                },
+                |(mut file, before), synced| match (before, synced) {
+                    (Ok(_), Ok(())) => (file, Ok(())),
+                    (Ok(before), Err(e)) => {
+                        // Not durable: undone, so the next append starts clean.
+                        file.undo(before);
+                        let error = io_error(file.path(), "fsync the file")(e);
+                        (file, Err(error))
+                    }
+                    (Err(e), _) => (file, Err(e)),
                 },
             )
             .await?;
@@ -203,9 +230,9 @@ impl SessionStore for JsonlStore {
             .run(
                 move || {
                     let result = file.rewrite_bytes(bytes);
-                    (file, result)
+                    ((file, result), None)
                 },
-                |done| done,
+                |done, _| done,
             )
             .await?;
         lease.file = Some(file);
@@ -215,7 +242,7 @@ impl SessionStore for JsonlStore {
     async fn release(&self, mut lease: FileLease) -> Result<(), SessionError> {
         // Unlocking removes the lock file: blocking, so on a writer thread too.
         match lease.file.take() {
-            Some(file) => self.pool.run(move || drop(file), |()| ()).await,
+            Some(file) => self.pool.run_plain(move || drop(file)).await,
             None => Ok(()),
         }
     }
@@ -223,31 +250,28 @@ impl SessionStore for JsonlStore {
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
         let path = self.path_of(id)?;
         self.pool
-            .run(move || SessionFile::read(&path), |r| r)
+            .run_plain(move || SessionFile::read(&path))
             .await?
     }
 
     async fn list(&self) -> Result<Vec<String>, SessionError> {
         let dir = self.dir.clone();
-        self.pool.run(move || list(&dir), |r| r).await?
+        self.pool.run_plain(move || list(&dir)).await?
     }
 
     async fn delete(&self, id: &str) -> Result<(), SessionError> {
         let path = self.path_of(id)?;
         self.pool
-            .run(
-                move || {
-                    let real = file::resolve(&path)?;
-                    let _lock = LockGuard::acquire(&path, &file::lock_path(&real))?;
-                    match fs::remove_file(&real) {
-                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            Err(io_error(&real, "delete the file")(e))
-                        }
-                        _ => Ok(()),
+            .run_plain(move || {
+                let real = file::resolve(&path)?;
+                let _lock = LockGuard::acquire(&path, &file::lock_path(&real))?;
+                match fs::remove_file(&real) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                        Err(io_error(&real, "delete the file")(e))
                     }
-                },
-                |r| r,
-            )
+                    _ => Ok(()),
+                }
+            })
             .await?
     }
 }
