@@ -13,14 +13,14 @@ use crate::error::{BoxError, Error};
 pub enum SessionError {
     /// Another writer holds the session's lock.
     #[error(
-        "session {} is locked: another process or turn is writing it (lock file {})",
+        "session {} is locked: another process or turn is writing it (an OS lock on {})",
         path.display(),
         lock.display()
     )]
     Locked {
         /// The session file.
         path: PathBuf,
-        /// The lock file beside it.
+        /// The file holding the OS lock (the session file itself).
         lock: PathBuf,
     },
     /// Another worker holds the lease of a session in a database store.

@@ -2,7 +2,7 @@
 //! rewritten, with blocking I/O (the JSONL store runs it on its writer threads).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::{SessionError, io_error};
@@ -23,7 +23,7 @@ use crate::message::{Message, Role};
 /// let (mut file, history) = SessionFile::open(&path)?;
 /// assert!(history.is_empty());
 /// file.append(&[Message::user("hi"), Message::assistant("hello")])?;
-/// drop(file); // releases the lock (and removes the lock file)
+/// drop(file); // releases the lock
 /// assert_eq!(SessionFile::read(&path)?.len(), 2);
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), brute::middleware::SessionError>(())
@@ -34,9 +34,8 @@ pub struct SessionFile {
     path: PathBuf,
     /// The regular file it leads to: rewrites replace this one.
     real: PathBuf,
-    file: File,
-    /// Held for the life of the value.
-    _lock: LockGuard,
+    /// The file, locked for the life of the value.
+    file: LockGuard,
     /// The file's length, to undo a partial append.
     len: u64,
     buf: Vec<u8>,
@@ -66,6 +65,10 @@ impl SessionFile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io_error(path, "read the file")(e)),
         };
+        Self::parse(path, bytes)
+    }
+
+    fn parse(path: &Path, bytes: Vec<u8>) -> Result<Parsed, SessionError> {
         let needs_newline = bytes.last().is_some_and(|b| *b != b'\n');
         let mut messages = Vec::with_capacity(bytes.len() / 128 + 1);
         let mut lines = bytes.split(|b| *b == b'\n').peekable();
@@ -141,8 +144,10 @@ impl SessionFile {
     ) -> Result<(SessionFile, Vec<Message>, bool), SessionError> {
         let real = resolve(path)?;
         let dir = parent(&real);
-        fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
-        let lock = LockGuard::acquire(path, &lock_path(&real))?;
+        if !dir.is_dir() {
+            fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
+        }
+        let (lock, created) = LockGuard::acquire(path, &real)?;
         // A rewrite interrupted by a crash leaves its temp file: the lock is ours, so
         // no rewrite is running.
         match fs::remove_file(temp_path(&real)) {
@@ -153,22 +158,21 @@ impl SessionFile {
             }
             _ => {}
         }
+        let mut bytes = Vec::new();
+        if !created {
+            lock.file()
+                .read_to_end(&mut bytes)
+                .map_err(io_error(&real, "read the file"))?;
+        }
         let Parsed {
             messages,
             needs_newline,
             len,
-        } = Self::read_parsed(&real)?;
-        let created = len == 0 && !real.exists();
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&real)
-            .map_err(io_error(&real, "open the file for appending"))?;
+        } = Self::parse(&real, bytes)?;
         let mut session = SessionFile {
             path: path.to_path_buf(),
             real,
-            file,
-            _lock: lock,
+            file: lock,
             len,
             buf: Vec::new(),
             sync,
@@ -218,7 +222,7 @@ impl SessionFile {
         if bytes.is_empty() {
             return Ok(before);
         }
-        match self.file.write_all(bytes) {
+        match self.file.file().write_all(bytes) {
             Ok(()) => {
                 self.len += bytes.len() as u64;
                 Ok(before)
@@ -233,7 +237,7 @@ impl SessionFile {
     /// A handle to fsync what was written (with others, on a writer thread), when the
     /// file syncs.
     pub(crate) fn sync_handle(&self) -> Option<io::Result<File>> {
-        self.sync.then(|| self.file.try_clone())
+        self.sync.then(|| self.file.file().try_clone())
     }
 
     /// The directory of the session file, to fsync after the file was created.
@@ -245,6 +249,7 @@ impl SessionFile {
     pub(crate) fn flush(&mut self) -> Result<(), SessionError> {
         if self.sync {
             self.file
+                .file()
                 .sync_data()
                 .map_err(io_error(&self.path, "fsync the file"))?;
         }
@@ -254,7 +259,9 @@ impl SessionFile {
     /// Cuts the file back to `len` (undoes a partial or unsynced append), so that the
     /// next append does not glue onto a torn line.
     pub(crate) fn undo(&mut self, len: u64) {
-        let _ = self.file.set_len(len);
+        let _ = self.file.file().set_len(len);
+        // The file of a rewrite writes at its position, not at the end.
+        let _ = self.file.file().seek(SeekFrom::Start(len));
         self.len = len;
     }
 
@@ -278,28 +285,29 @@ impl SessionFile {
         let tmp = temp_path(&self.real);
         let result = (|| {
             let mut file = OpenOptions::new()
+                .read(true)
                 .write(true)
                 .create(true)
                 .truncate(true)
                 .open(&tmp)
                 .map_err(io_error(&tmp, "create the temp file"))?;
+            // Locked before it replaces the session, so the session is never unlocked.
+            file.try_lock()
+                .map_err(|e| io_error(&tmp, "lock the temp file")(io::Error::other(e)))?;
             file.write_all(&buf)
                 .map_err(io_error(&tmp, "write the temp file"))?;
             file.sync_all()
                 .map_err(io_error(&tmp, "fsync the temp file"))?;
-            drop(file);
             fs::rename(&tmp, &self.real).map_err(io_error(&self.path, "replace the file"))?;
             sync_dir(&dir)?;
-            OpenOptions::new()
-                .append(true)
-                .open(&self.real)
-                .map_err(io_error(&self.path, "open the file for appending"))
+            Ok(file)
         })();
         let len = buf.len() as u64;
         self.buf = buf;
         match result {
             Ok(file) => {
-                self.file = file;
+                // The replaced file's lock is released by dropping it.
+                self.file = LockGuard::adopt(file);
                 self.len = len;
                 Ok(())
             }
@@ -389,13 +397,6 @@ fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), Se
         .map_err(|e| io_error(path, "serialise a message")(io::Error::other(e)))?;
     buf.push(b'\n');
     Ok(())
-}
-
-/// `<path>.lock`: the lock lives beside the session, not on it, because an atomic
-/// rewrite replaces the session file (and a lock on the old file would not hold). It
-/// exists only while a turn holds the session.
-pub(crate) fn lock_path(path: &Path) -> PathBuf {
-    sibling(path, "", ".lock")
 }
 
 /// `.<name>.tmp`: the one temp file of a rewrite (one at a time: the lock is held).

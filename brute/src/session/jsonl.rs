@@ -16,10 +16,10 @@ use crate::message::Message;
 /// `SessionLog`'s `path` (byte for byte), so files written by either load in the other.
 ///
 /// Pick it for one machine and sessions you want to read with `cat` and `jq`. The lease
-/// is an OS lock on `<id>.jsonl.lock` (the file exists only while a turn holds it):
-/// exclusive across the processes of one machine, freed by the OS when a process dies;
-/// it does not coordinate machines (use `PostgresStore`). The file I/O runs on a
-/// few writer threads shared by the process, never on the async runtime; concurrent
+/// is an OS lock on the session file itself (no lock file): exclusive across the
+/// processes of one machine, freed by the OS when a process dies; it does not
+/// coordinate machines (use `PostgresStore`). The file I/O runs on a writer thread
+/// shared by the process, never on the async runtime; concurrent
 /// appends share fsyncs (group commit) and each is durable before its future is done.
 ///
 /// ```
@@ -240,7 +240,7 @@ impl SessionStore for JsonlStore {
     }
 
     async fn release(&self, mut lease: FileLease) -> Result<(), SessionError> {
-        // Unlocking removes the lock file: blocking, so on a writer thread too.
+        // Unlocking and closing are system calls: on a writer thread too.
         match lease.file.take() {
             Some(file) => self.pool.run_plain(move || drop(file)).await,
             None => Ok(()),
@@ -264,7 +264,11 @@ impl SessionStore for JsonlStore {
         self.pool
             .run_plain(move || {
                 let real = file::resolve(&path)?;
-                let _lock = LockGuard::acquire(&path, &file::lock_path(&real))?;
+                if !real.exists() {
+                    return Ok(());
+                }
+                // Removed while locked: a turn that opened it meanwhile sees it gone.
+                let _lock = LockGuard::acquire(&path, &real)?;
                 match fs::remove_file(&real) {
                     Err(e) if e.kind() != io::ErrorKind::NotFound => {
                         Err(io_error(&real, "delete the file")(e))

@@ -1,61 +1,77 @@
-//! The JSONL store's lease: an OS lock on `<session>.lock`, which exists only while a
-//! turn holds the session, and which the OS frees when the holder dies.
+//! The JSONL store's lease: an OS lock on the session file itself, which the OS frees
+//! when the holder dies. No lock file: creating and removing one per turn costs the
+//! file system far more than the turn's appends (ext4 scans its recently deleted
+//! inodes on every create).
 
 use std::fs::{self, File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 use super::error::{SessionError, io_error};
 
-/// The session's OS lock. Released by an explicit unlock on drop rather than by
-/// closing: a child process spawned by another thread holds a copy of every descriptor
-/// between its fork and its exec, and a lock released only by closing would stay held
-/// until that exec (a spurious "session is locked" for the next turn). The lock file is
-/// removed on release, before the unlock, so no lock file stays behind.
+/// The open session file, locked. Released by an explicit unlock on drop rather than
+/// by closing: a child process spawned by another thread holds a copy of every
+/// descriptor between its fork and its exec, and a lock released only by closing
+/// would stay held until that exec (a spurious "session is locked" for the next turn).
 #[derive(Debug)]
-pub(crate) struct LockGuard {
-    file: File,
-    path: PathBuf,
-}
+pub(crate) struct LockGuard(File);
 
 impl LockGuard {
-    /// Locks `lock` (the lock file of `session`), or fails with
-    /// [`SessionError::Locked`] when another holder has it.
-    pub(crate) fn acquire(session: &Path, lock: &Path) -> Result<LockGuard, SessionError> {
-        // A holder releasing removes the file and then unlocks: a lock taken on a file
-        // that was removed meanwhile protects nothing, so take it again on the new one.
+    /// Opens (creating it if missing) and locks the session file `real` (the file
+    /// `session` leads to), or fails with [`SessionError::Locked`] when another holder
+    /// has it. Also says whether the file was created.
+    pub(crate) fn acquire(session: &Path, real: &Path) -> Result<(LockGuard, bool), SessionError> {
+        // An atomic rewrite replaces the file: a lock taken on the file it replaced
+        // protects nothing, so take it again on the new one.
         for _ in 0..64 {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(lock)
-                .map_err(io_error(lock, "open the lock file"))?;
+            let (file, created) = open(real)?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(fs::TryLockError::WouldBlock) => {
                     return Err(SessionError::Locked {
                         path: session.to_path_buf(),
-                        lock: lock.to_path_buf(),
+                        lock: real.to_path_buf(),
                     });
                 }
                 Err(fs::TryLockError::Error(e)) => {
-                    return Err(io_error(lock, "lock the session")(e));
+                    return Err(io_error(real, "lock the session")(e));
                 }
             }
-            if still_there(&file, lock) {
-                return Ok(LockGuard {
-                    file,
-                    path: lock.to_path_buf(),
-                });
+            if still_there(&file, real) {
+                return Ok((LockGuard(file), created));
             }
             let _ = file.unlock();
         }
         Err(SessionError::Locked {
             path: session.to_path_buf(),
-            lock: lock.to_path_buf(),
+            lock: real.to_path_buf(),
         })
     }
+
+    /// Takes over `file`, already locked by this process (the new file of a rewrite).
+    pub(crate) fn adopt(file: File) -> LockGuard {
+        LockGuard(file)
+    }
+
+    /// The locked file, open for reading and appending.
+    pub(crate) fn file(&self) -> &File {
+        &self.0
+    }
+}
+
+/// Opens `real` for reading and appending, creating it if missing.
+fn open(real: &Path) -> Result<(File, bool), SessionError> {
+    let mut options = OpenOptions::new();
+    options.read(true).append(true);
+    match options.clone().create_new(true).open(real) {
+        Ok(file) => return Ok((file, true)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io_error(real, "create the file")(e)),
+    }
+    options
+        .open(real)
+        .map(|file| (file, false))
+        .map_err(io_error(real, "open the file"))
 }
 
 /// Whether `file` is still the file at `path` (not removed or replaced since it was
@@ -76,9 +92,6 @@ fn still_there(_file: &File, path: &Path) -> bool {
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
-        // Removed while still locked: whoever opens the path next gets a new file.
-        #[cfg(unix)]
-        let _ = fs::remove_file(&self.path);
-        let _ = self.file.unlock();
+        let _ = self.0.unlock();
     }
 }

@@ -35,10 +35,20 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// The pool shared by every JSONL store of the process (created on first use).
+    /// The pool shared by every JSONL store of the process (created on first use):
+    /// `BRUTE_SESSION_WRITERS` threads, 1 by default (fewer threads make bigger
+    /// batches, and so fewer durability steps).
     pub(crate) fn shared() -> Arc<Pool> {
         static SHARED: OnceLock<Arc<Pool>> = OnceLock::new();
-        SHARED.get_or_init(|| Arc::new(Pool::new(4))).clone()
+        SHARED
+            .get_or_init(|| {
+                let threads = std::env::var("BRUTE_SESSION_WRITERS")
+                    .ok()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1);
+                Arc::new(Pool::new(threads))
+            })
+            .clone()
     }
 
     /// A pool of `threads` writer threads.

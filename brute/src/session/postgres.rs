@@ -13,6 +13,9 @@ use super::rows::{bodies, new_owner, parse};
 use super::store::SessionStore;
 use crate::message::Message;
 
+/// The connections for single statements.
+const SHARED: usize = 4;
+
 /// The most appends committed together.
 const MAX_BATCH: usize = 2048;
 
@@ -39,8 +42,9 @@ pub struct PostgresStore {
 
 #[derive(Debug)]
 struct Inner {
-    /// Single statements, pipelined.
-    shared: Arc<Client>,
+    /// Single statements (leases, loads), pipelined, with asynchronous commit (see
+    /// `connect`); a session always uses the same one.
+    shared: Vec<Client>,
     /// Transactions, one at a time.
     transactions: Mutex<Client>,
     appends: mpsc::UnboundedSender<Append>,
@@ -121,7 +125,22 @@ impl PostgresStore {
             .commit()
             .await
             .map_err(db_error("postgres", || "create the tables".to_string()))?;
-        let shared = Arc::new(connect(url).await?);
+        let mut shared = Vec::with_capacity(SHARED);
+        for _ in 0..SHARED {
+            let client = connect(url).await?;
+            // Leases are fenced (every write checks its lease in the same statement),
+            // so a lease taken or given back need not wait for its own WAL flush: lost
+            // in a server crash, it is simply not held, and the holder's next write
+            // fails with `LeaseLost`. Messages are written by the other connections,
+            // with synchronous commit.
+            client
+                .batch_execute("SET synchronous_commit = off")
+                .await
+                .map_err(db_error("postgres", || {
+                    "configure a connection".to_string()
+                }))?;
+            shared.push(client);
+        }
         let writer = Arc::new(connect(url).await?);
         let (appends, queue) = mpsc::unbounded_channel();
         tokio::spawn(write(writer, queue));
@@ -144,6 +163,14 @@ impl PostgresStore {
         self
     }
 
+    /// The connection of session `id`'s single statements.
+    fn client(&self, id: &str) -> &Client {
+        let hash = id.bytes().fold(0usize, |h, b| {
+            h.wrapping_mul(31).wrapping_add(usize::from(b))
+        });
+        &self.inner.shared[hash % self.inner.shared.len()]
+    }
+
     fn ttl_secs(&self) -> f64 {
         self.inner.ttl.load(Ordering::Relaxed) as f64 / 1000.0
     }
@@ -155,6 +182,9 @@ async fn write(client: Arc<Client>, mut queue: mpsc::UnboundedReceiver<Append>) 
         WITH input AS (
             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[])
                 AS t(session, owner, seq, body)
+        ), sessions AS (
+            INSERT INTO brute_sessions (id) SELECT DISTINCT session FROM input
+            ON CONFLICT DO NOTHING
         ), renewed AS (
             UPDATE brute_leases l SET expires = now() + make_interval(secs => $5)
             FROM (SELECT DISTINCT session, owner FROM input) i
@@ -227,7 +257,7 @@ impl SessionStore for PostgresStore {
     async fn open(&self, id: &str) -> Result<(PgLease, Vec<Message>), SessionError> {
         let session = id.to_string();
         let owner = new_owner();
-        let client = &self.inner.shared;
+        let client = self.client(id);
         let taken = client
             .execute(
                 "WITH s AS (INSERT INTO brute_sessions (id) VALUES ($1) ON CONFLICT DO NOTHING)
@@ -243,18 +273,7 @@ impl SessionStore for PostgresStore {
         if taken == 0 {
             return Err(SessionError::Leased { session });
         }
-        let messages = load(client, id).await?;
-        let next = messages.len() as i64;
-        let next = match client
-            .query_one(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM brute_messages WHERE session = $1",
-                &[&session],
-            )
-            .await
-        {
-            Ok(row) => row.try_get::<_, i64>(0).unwrap_or(next),
-            Err(e) => return Err(db_error("postgres", || format!("load session {id}"))(e)),
-        };
+        let (messages, next) = load_with_next(client, id).await?;
         Ok((
             PgLease {
                 session,
@@ -329,8 +348,7 @@ impl SessionStore for PostgresStore {
     }
 
     async fn release(&self, lease: PgLease) -> Result<(), SessionError> {
-        self.inner
-            .shared
+        self.client(&lease.session)
             .execute(
                 "DELETE FROM brute_leases WHERE session = $1 AND owner = $2",
                 &[&lease.session, &lease.owner],
@@ -343,13 +361,12 @@ impl SessionStore for PostgresStore {
     }
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
-        load(&self.inner.shared, id).await
+        load(self.client(id), id).await
     }
 
     async fn list(&self) -> Result<Vec<String>, SessionError> {
         let rows = self
-            .inner
-            .shared
+            .client("")
             .query("SELECT id FROM brute_sessions ORDER BY id", &[])
             .await
             .map_err(db_error("postgres", || "list the sessions".to_string()))?;
@@ -387,19 +404,29 @@ impl SessionStore for PostgresStore {
 }
 
 async fn load(client: &Client, id: &str) -> Result<Vec<Message>, SessionError> {
+    load_with_next(client, id)
+        .await
+        .map(|(messages, _)| messages)
+}
+
+/// The messages of session `id` and the position after the last.
+async fn load_with_next(client: &Client, id: &str) -> Result<(Vec<Message>, i64), SessionError> {
     let rows = client
         .query(
-            "SELECT body FROM brute_messages WHERE session = $1 ORDER BY seq",
+            "SELECT seq, body FROM brute_messages WHERE session = $1 ORDER BY seq",
             &[&id],
         )
         .await
         .map_err(db_error("postgres", || format!("load session {id}")))?;
     let mut messages = Vec::with_capacity(rows.len());
+    let mut next = 0;
     for (i, row) in rows.iter().enumerate() {
-        let body: &str = row
+        let (seq, body): (i64, &str) = row
             .try_get(0)
+            .and_then(|seq| Ok((seq, row.try_get(1)?)))
             .map_err(db_error("postgres", || format!("load session {id}")))?;
         messages.push(parse(id, i + 1, body)?);
+        next = seq + 1;
     }
-    Ok(messages)
+    Ok((messages, next))
 }
