@@ -120,13 +120,18 @@ impl Transcript {
     /// uses [`push`](Self::push), which is not).
     pub fn edit<R>(&mut self, edit: impl FnOnce(&mut Vec<Message>) -> R) -> R {
         let result = edit(&mut self.messages);
+        self.rewritten_whole();
+        result
+    }
+
+    /// Records a rewrite of the whole record, after the messages changed freely.
+    fn rewritten_whole(&mut self) {
         self.recorded = self
             .messages
             .iter()
             .filter(|m| m.role != Role::System)
             .count();
         self.rewrites.push(0);
-        result
     }
 
     /// Takes the messages out, to work on them by value across an `await` (what
@@ -141,12 +146,7 @@ impl Transcript {
     pub fn put_back(&mut self, messages: Vec<Message>, changed: bool) {
         self.messages = messages;
         if changed {
-            self.recorded = self
-                .messages
-                .iter()
-                .filter(|m| m.role != Role::System)
-                .count();
-            self.rewrites.push(0);
+            self.rewritten_whole();
         }
     }
 
