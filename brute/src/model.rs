@@ -14,6 +14,28 @@ use crate::message::Message;
 pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
+/// The body of a terminal's pass around `$reply` (a future of `Result<impl Reply,
+/// Error>` that reads `$env`): the durability step, the request event, the call, the
+/// answer appended, the durability step again, the response event. A macro rather than
+/// an `async fn`, so that the steps are awaited in place in the terminal's own future
+/// (a nested future per step cost measurably per model call), and the durability step
+/// is not entered at all without a persistence layer.
+macro_rules! model_pass {
+    ($env:ident, $span:ident, $reply:expr) => {{
+        if $env.persists() {
+            traced!($env.persist(), $span.clone())?;
+        }
+        before_call($env);
+        let (message, usage) = traced!($reply, $span.clone())?.into_parts();
+        after_call($env, message, usage, &$span);
+        if $env.persists() {
+            traced!($env.persist(), $span.clone())?;
+        }
+        respond($env, usage);
+        Ok(())
+    }};
+}
+
 /// What one model call returns: the assistant message and, when known, its usage.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Completion {
@@ -123,17 +145,7 @@ impl<M> Terminal<M> {
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span(self.model.name(), env);
-        if env.persists() {
-            traced!(env.persist(), span.clone())?;
-        }
-        before_call(env);
-        let Completion { message, usage } = traced!(self.model.complete(env), span.clone())?;
-        after_call(env, message, usage, &span);
-        if env.persists() {
-            traced!(env.persist(), span.clone())?;
-        }
-        respond(env, usage);
-        Ok(())
+        model_pass!(env, span, self.model.complete(env))
     }
 }
 
@@ -160,17 +172,7 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
-        if env.persists() {
-            traced!(env.persist(), span.clone())?;
-        }
-        before_call(env);
-        let (message, usage) = traced!((self.f)(env), span.clone())?.into_parts();
-        after_call(env, message, usage, &span);
-        if env.persists() {
-            traced!(env.persist(), span.clone())?;
-        }
-        respond(env, usage);
-        Ok(())
+        model_pass!(env, span, (self.f)(env))
     }
 }
 
