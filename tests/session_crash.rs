@@ -11,8 +11,7 @@
 mod scripted_tools;
 mod session_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,7 +21,7 @@ use brute::{
     middleware::{Loop, MaxIterations, SessionError, SessionLog, SystemPrompt},
 };
 use scripted_tools::{RunTools, echo_calls};
-use session_support::{AnyStore, KillOnDrop, postgres_database, sqlite_path, temp_dir};
+use session_support::{AnyStore, kill_after_acks, postgres_database, sqlite_path, temp_dir};
 
 const CHILD: &str = "BRUTE_TEST_STORE_CRASH_CHILD";
 const LEASE: Duration = Duration::from_millis(400);
@@ -118,39 +117,17 @@ fn kill_rounds(test: &str, kind: &str, target: &str) {
         let acks = 1 + (round * 7) % 13;
         let delay = Duration::from_millis(((round * 5) % 23) as u64);
         let prior = runtime.block_on(store.load("crash")).len();
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", test, "--nocapture"])
-            .env(CHILD, format!("{kind}:{target}"))
-            .env("BRUTE_TEST_POSTGRES", "unused")
-            .stdout(Stdio::piped())
-            .spawn()
-            .map(KillOnDrop)
-            .unwrap();
-        let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
-        let mut acked: Vec<Message> = Vec::new();
-        let mut line = String::new();
         // The history reloaded by this round is acknowledged as well (and what its
         // repair added): the child prints everything it holds at its first step.
-        while acked.len() < prior + acks {
-            line.clear();
-            assert!(
-                stdout.read_line(&mut line).unwrap() > 0,
-                "{kind} round {round}: the child exited"
-            );
-            if let Some(json) = line.strip_prefix("ack ") {
-                acked.push(serde_json::from_str(json.trim_end()).unwrap());
-            }
-        }
-        std::thread::sleep(delay);
-        child.kill(); // SIGKILL
-        // Lines printed before the kill are acknowledged too.
-        let mut rest = String::new();
-        while stdout.read_line(&mut rest).unwrap() > 0 {
-            if let Some(json) = rest.strip_prefix("ack ") {
-                acked.push(serde_json::from_str(json.trim_end()).unwrap());
-            }
-            rest.clear();
-        }
+        let acked = kill_after_acks(
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", test, "--nocapture"])
+                .env(CHILD, format!("{kind}:{target}"))
+                .env("BRUTE_TEST_POSTGRES", "unused"),
+            prior + acks,
+            delay,
+            &format!("{kind} round {round}"),
+        );
         let stored = runtime.block_on(store.load("crash"));
         assert!(
             stored.len() >= acked.len() && stored[..acked.len()] == acked[..],

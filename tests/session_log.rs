@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod kill_support;
 mod scripted_tools;
 
 use std::io::{BufRead, BufReader};
@@ -18,6 +19,7 @@ use brute::{
     },
     providers::ScriptedModel,
 };
+use kill_support::{KillOnDrop, kill_after_acks};
 use scripted_tools::{RunTools, assert_no_dangling_call, echo_calls};
 
 fn lines(path: &Path) -> Vec<Message> {
@@ -427,26 +429,6 @@ async fn a_second_writer_gets_a_clear_session_is_locked_error() {
     drop(held);
     agent.start("hello").await.unwrap();
     assert_eq!(lines(&path).len(), 2);
-}
-
-/// A child process that is killed (SIGKILL) and reaped when dropped, so that a
-/// failing assertion never leaves it running.
-struct KillOnDrop(std::process::Child);
-
-impl KillOnDrop {
-    fn kill(&mut self) {
-        self.0.kill().unwrap();
-        self.0.wait().unwrap();
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
 }
 
 /// The lock is released by an explicit unlock, not by closing the file: a process
@@ -890,39 +872,17 @@ fn kill_rounds(test: &str) {
     .enumerate()
     {
         let prior = SessionFile::read(&path).unwrap().len();
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", test, "--nocapture"])
-            .env(CRASH_CHILD, &path)
-            .stdout(Stdio::piped())
-            .spawn()
-            .map(KillOnDrop)
-            .unwrap();
-        let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
-        let mut acked: Vec<Message> = Vec::new();
-        let mut line = String::new();
         // The history reloaded by this round is acknowledged as well: the child
-        // prints everything it holds at its first checkpoint.
-        while acked.len() < prior + acks {
-            line.clear();
-            assert!(
-                stdout.read_line(&mut line).unwrap() > 0,
-                "round {round}: the child exited"
-            );
-            if let Some(json) = line.strip_prefix("ack ") {
-                acked.push(serde_json::from_str(json.trim_end()).unwrap());
-            }
-        }
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        child.kill(); // SIGKILL
+        // prints everything it holds at its first durability step.
+        let acked = kill_after_acks(
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", test, "--nocapture"])
+                .env(CRASH_CHILD, &path),
+            prior + acks,
+            Duration::from_millis(delay_ms),
+            &format!("round {round}"),
+        );
         kills += 1;
-        // Lines printed before the kill are acknowledged too.
-        let mut rest = String::new();
-        while stdout.read_line(&mut rest).unwrap() > 0 {
-            if let Some(json) = rest.strip_prefix("ack ") {
-                acked.push(serde_json::from_str(json.trim_end()).unwrap());
-            }
-            rest.clear();
-        }
 
         let (file, loaded) = SessionFile::open(&path).unwrap();
         drop(file);

@@ -153,23 +153,8 @@ impl AnyStore {
     }
 }
 
-/// A child process that is killed (SIGKILL) and reaped when dropped, so that a
-/// failing assertion never leaves it running.
-pub struct KillOnDrop(pub std::process::Child);
-
-impl KillOnDrop {
-    /// SIGKILL, then reap.
-    pub fn kill(&mut self) {
-        self.0.kill().unwrap();
-        self.0.wait().unwrap();
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
+#[path = "../kill_support/mod.rs"]
+mod kill_support;
+// Not every binary that includes this module kills children.
+#[allow(unused_imports)]
+pub use kill_support::{KillOnDrop, kill_after_acks};
