@@ -409,6 +409,41 @@ async fn huge_arguments_give_small_error_results() {
     assert!(results[6].contains("expected usize"), "{}", results[6]);
 }
 
+/// A provider's key given in code never reaches a tool result, although the pipeline
+/// was told nothing about it and the key is in no environment variable.
+#[tokio::test]
+async fn an_api_key_given_in_code_is_hidden_from_tool_results() {
+    const KEY: &str = "sk-given-in-code-7d41c0ffee";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!("api_key = \"{KEY}\"\n"),
+    )
+    .unwrap();
+    // Never called: making it is what registers the key.
+    let _model = brute::providers::OpenAi::new("gpt-test").api_key(KEY);
+    let calls = vec![
+        ToolCall::new("1", "read", json!({ "file_path": "config.toml" })),
+        ToolCall::new(
+            "2",
+            "shell",
+            json!({ "command": "cat config.toml; echo $0" }),
+        ),
+    ];
+    let results = turn(dir.path(), calls).await;
+    assert_eq!(results.len(), 2);
+    for (i, result) in results.iter().enumerate() {
+        assert!(
+            !result.contains(KEY),
+            "result {i} carries the key: {result}"
+        );
+        assert!(
+            result.contains("[redacted api key]"),
+            "result {i}: {result}"
+        );
+    }
+}
+
 // ------------------------------------------------------------ shell
 
 #[tokio::test]

@@ -98,9 +98,12 @@ pub use sse::DEFAULT_MAX_EVENT_BYTES;
 pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
-    /// Wraps a key.
+    /// Wraps a key, and hides it from every tool result of this process
+    /// ([`hide_everywhere`](crate::tools::hide_everywhere)).
     pub fn new(key: impl Into<Arc<str>>) -> Self {
-        ApiKey(key.into())
+        let key: Arc<str> = key.into();
+        crate::tools::hide_everywhere("[redacted api key]", &*key);
+        ApiKey(key)
     }
 
     /// Reads the key from the environment variable `var`; `None` when unset or empty.
