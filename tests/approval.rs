@@ -398,3 +398,18 @@ fn a_new_prompt_abandons_the_calls_that_wait() {
         assert!(error.to_string().contains("nope"), "{error}");
     });
 }
+
+#[test]
+fn a_decision_on_a_stack_without_a_tool_pipeline_is_an_error() {
+    runtime().block_on(async {
+        let agent = brute_agent! { run |_env| async { Ok(Message::assistant("hi")) }; };
+        let error = agent
+            .decide(agent.env(), "c1", Verdict::Approve)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error.downcast_ref(), Some(ApprovalError::NotApplied { call_id }) if call_id == "c1"),
+            "{error}"
+        );
+    });
+}

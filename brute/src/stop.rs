@@ -142,6 +142,15 @@ pub enum ApprovalError {
         /// The ids of the calls that do wait.
         waiting: Vec<String>,
     },
+    /// No layer of the stack took the decision: it has no tool pipeline
+    /// (`DefaultToolPipeline`), which is what applies decisions.
+    #[error(
+        "no layer applied the decision on tool call `{call_id}`: the stack has no tool pipeline"
+    )]
+    NotApplied {
+        /// The id given.
+        call_id: String,
+    },
 }
 
 /// A limit a guard inside a loop sets when the pass it guards was the last one allowed:
