@@ -238,3 +238,38 @@ fn a_compaction_is_an_item_of_the_stream() {
         assert!(matches!(items.last(), Some(TurnItem::End { result: TurnResult::Completed { .. } })));
     });
 }
+
+#[test]
+fn an_owned_stream_of_a_shared_agent_runs_in_a_spawned_task() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let agent = Arc::new(
+            brute_agent! { run |_env| async { Ok(Message::assistant("from a task")) }; }.boxed(),
+        );
+        let mut env = agent.env();
+        env.messages.push(Message::user("hi"));
+        // What a server does: the stream outlives the handler that made it.
+        let mut stream = agent.clone().stream_owned(env);
+        let items = tokio::spawn(async move {
+            let mut items = Vec::new();
+            while let Some(item) = stream.next_item().await {
+                items.push(item);
+            }
+            items
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            items.last(),
+            Some(&TurnItem::End {
+                result: TurnResult::Completed {
+                    text: Some("from a task".into())
+                }
+            })
+        );
+    });
+}
