@@ -413,3 +413,32 @@ fn a_decision_on_a_stack_without_a_tool_pipeline_is_an_error() {
         );
     });
 }
+
+#[test]
+fn without_a_session_the_paused_env_itself_is_resumed() {
+    let root = temp_dir();
+    runtime().block_on(async {
+        let agent = brute_agent! {
+            use Loop::ToolResult;
+            use DefaultToolPipeline {
+                tools: (Tally, Echo),
+                root: root.path().to_path_buf(),
+                approval: Approval::ask(["tally"]),
+            };
+            run model(vec![tally_call("m1", "memory")]);
+        };
+        let paused = agent.start("count").await.unwrap();
+        assert_eq!(
+            paused.stop.awaiting_approval(),
+            Some(&["m1".to_string()][..])
+        );
+        assert!(tallied(root.path()).is_empty());
+        let outcome = agent
+            .decide(paused.env, "m1", Verdict::Approve)
+            .await
+            .unwrap();
+        assert_eq!(outcome.stop, StopReason::Completed);
+        assert_eq!(outcome.text(), Some("results: tallied memory"));
+        assert_eq!(tallied(root.path()), ["memory"]);
+    });
+}

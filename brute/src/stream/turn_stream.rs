@@ -154,7 +154,9 @@ impl<S: Handler<Env>> Agent<S> {
     /// more. Works in any process that has the session's store: nothing of the paused
     /// turn is kept in memory.
     ///
-    /// `env` carries no new message. To stream the resumed turn, put an
+    /// `env` carries no new message. A stack without `SessionLog` keeps nothing
+    /// between turns: pass the paused turn's own env ([`Outcome::env`]) instead. To
+    /// stream the resumed turn, put an
     /// [`ApprovalDecision`] in its extensions and call [`Agent::stream`].
     ///
     /// Fails with [`ApprovalError::NotPending`] (inside [`Error::Layer`], reached with

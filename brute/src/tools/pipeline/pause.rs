@@ -85,6 +85,10 @@ where
         context: &ToolContext,
         decision: ApprovalDecision,
     ) -> Result<(), Error> {
+        // An env kept from the paused turn (no session) still says it is paused.
+        if matches!(env.should_exit, Some(ExitReason::AwaitingApproval { .. })) {
+            env.should_exit = None;
+        }
         let Some((at, mut call)) = pending(&env.messages, &decision.call_id) else {
             return Err(Error::from_layer(
                 "DefaultToolPipeline",
