@@ -165,8 +165,16 @@ async fn pause_then_approve_in_a_fresh_agent(store: &AnyStore, root: &Path) {
             .await
             .unwrap_err();
         assert!(
-            matches!(again.downcast_ref(), Some(ApprovalError::NotPending { call_id, .. }) if call_id == "c1"),
+            matches!(
+                again.downcast_ref(),
+                Some(ApprovalError::NotPending { call_id, session: Some(session), waiting })
+                    if call_id == "c1" && session == "s" && waiting.is_empty()
+            ),
             "{again}"
+        );
+        assert_eq!(
+            again.to_string(),
+            "SessionLog: tool call `c1` does not wait for approval in session s (waiting: none)"
         );
         assert_eq!(tallied(root), ["one"]);
         let stored = store.load("s").await;
@@ -439,6 +447,19 @@ fn without_a_session_the_paused_env_itself_is_resumed() {
             .unwrap();
         assert_eq!(outcome.stop, StopReason::Completed);
         assert_eq!(outcome.text(), Some("results: tallied memory"));
+        assert_eq!(tallied(root.path()), ["memory"]);
+        // Decided already: the tool pipeline refuses it, naming no session.
+        let error = agent
+            .decide(outcome.env, "m1", Verdict::Approve)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error.downcast_ref(),
+                Some(ApprovalError::NotPending { session: None, .. })
+            ),
+            "{error}"
+        );
         assert_eq!(tallied(root.path()), ["memory"]);
     });
 }

@@ -14,7 +14,8 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
-use crate::stop::ApprovalDecision;
+use crate::stop::{ApprovalDecision, ApprovalError};
+use crate::stream::{pending_approvals, pending_call};
 use crate::trace::traced;
 
 /// Keeps the conversation in a session: loads it on the way in, and makes every
@@ -283,6 +284,24 @@ impl<A: Handler<Env>> SessionLog<A> {
                 if let Err(e) = written {
                     let _ = lease.release().await;
                     return Err(e.into());
+                }
+                // A decision on a call that does not wait is refused before the stack
+                // runs (nothing is called, nothing changes).
+                if let Some(decision) = env.extensions.get::<ApprovalDecision>()
+                    && pending_call(&loaded, &decision.call_id).is_none()
+                {
+                    let _ = lease.release().await;
+                    return Err(Error::from_layer(
+                        "SessionLog",
+                        ApprovalError::NotPending {
+                            call_id: decision.call_id.clone(),
+                            session: Some(name),
+                            waiting: pending_approvals(&loaded)
+                                .into_iter()
+                                .map(|c| c.id.clone())
+                                .collect(),
+                        },
+                    ));
                 }
             }
             Err(problem) => {

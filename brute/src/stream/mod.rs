@@ -78,8 +78,11 @@
 //! ```
 
 mod item;
+mod pending;
 mod turn_stream;
 
 pub use crate::stop::{ApprovalDecision, ApprovalError, Verdict};
 pub use item::{TurnItem, TurnResult};
+pub use pending::pending_approvals;
+pub(crate) use pending::pending_call;
 pub use turn_stream::TurnStream;
