@@ -164,3 +164,61 @@ impl Drop for Abandon {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn held() -> Held {
+        Held {
+            lease: None,
+            open: Vec::new(),
+            answered: false,
+            unanswered: 0,
+        }
+    }
+
+    fn calls(ids: &[&str]) -> Message {
+        Message::tool_calls(
+            "",
+            ids.iter()
+                .map(|id| ToolCall::new(*id, "t", serde_json::Value::Null))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_prompt_nothing_answered_is_taken_back() {
+        let mut held = held();
+        held.track(&[Message::system("s"), Message::user("hi")]);
+        assert_eq!(held.ending(), Abandoned::RemoveLast(1));
+    }
+
+    #[test]
+    fn calls_without_a_result_get_one_and_nothing_else_is_taken_back() {
+        let mut held = held();
+        held.track(&[Message::user("hi")]);
+        held.track(&[calls(&["a", "b", "c"])]);
+        held.track(&[Message::tool_result("b", "ok")]);
+        let Abandoned::Append(results) = held.ending() else {
+            panic!("results expected");
+        };
+        let ids: Vec<_> = results
+            .iter()
+            .map(|m| m.tool_call_id.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(ids, ["a", "c"]);
+        assert!(results.iter().all(|m| m.content == CANCELLED_TOOL_CALL));
+    }
+
+    #[test]
+    fn an_answered_turn_is_left_as_it_is() {
+        let mut held = held();
+        held.track(&[Message::user("hi"), Message::assistant("hello")]);
+        assert_eq!(held.ending(), Abandoned::Nothing);
+        let mut held = self::held();
+        held.track(&[calls(&["a"]), Message::tool_result("a", "ok")]);
+        assert_eq!(held.ending(), Abandoned::Nothing);
+    }
+}
