@@ -22,6 +22,7 @@ mod file;
 mod jsonl;
 mod lock;
 mod log;
+mod pending;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -30,6 +31,7 @@ mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+mod turn_lease;
 mod validate;
 
 pub use copy::copy_sessions;
@@ -37,9 +39,11 @@ pub use error::SessionError;
 pub use file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
 pub use log::{SessionId, SessionLog, SessionLogOptions, SessionPath};
+pub use pending::ABANDONED_APPROVAL;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgLease, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteLease, SqliteStore};
-pub use store::{SessionStore, Store, StoreFuture};
+pub use store::{Abandoned, SessionStore, Store, StoreFuture};
+pub use turn_lease::CANCELLED_TOOL_CALL;
 pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};
