@@ -87,15 +87,25 @@ fn message() -> impl Strategy<Value = Message> {
         proptest::option::of(".*"),
         prop::collection::vec(call, 0..3),
         proptest::option::of(".*"),
+        proptest::bool::ANY,
     )
         .prop_map(
-            |(role, content, reasoning, reasoning_signature, tool_calls, tool_call_id)| Message {
+            |(
                 role,
                 content,
                 reasoning,
                 reasoning_signature,
                 tool_calls,
                 tool_call_id,
+                awaiting_approval,
+            )| Message {
+                role,
+                content,
+                reasoning,
+                reasoning_signature,
+                tool_calls,
+                tool_call_id,
+                awaiting_approval,
             },
         )
 }

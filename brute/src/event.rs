@@ -99,6 +99,14 @@ pub enum Event<'a> {
         /// Estimated tokens after.
         tokens_after: usize,
     },
+    /// A tool call needs a person's decision: the approval policy said
+    /// [`Decision::Ask`](crate::tools::Decision::Ask). The call is stored in the session as
+    /// pending and the turn ends paused ([`ExitReason::AwaitingApproval`](crate::ExitReason::AwaitingApproval));
+    /// [`Agent::decide`](crate::Agent::decide) resumes it.
+    ApprovalRequired {
+        /// The call waiting for a decision.
+        call: &'a ToolCall,
+    },
     /// A layer reports an error it handled (the turn may go on).
     Error {
         /// The layer.
@@ -134,13 +142,15 @@ pub enum EventKind {
     Retry,
     /// [`Event::Compacted`]
     Compacted,
+    /// [`Event::ApprovalRequired`]
+    ApprovalRequired,
     /// [`Event::Error`]
     Error,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 12] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::TurnStart,
         EventKind::TurnEnd,
         EventKind::Iteration,
@@ -152,6 +162,7 @@ impl EventKind {
         EventKind::ToolResult,
         EventKind::Retry,
         EventKind::Compacted,
+        EventKind::ApprovalRequired,
         EventKind::Error,
     ];
 }
@@ -171,6 +182,7 @@ impl Event<'_> {
             Event::ToolResult { .. } => EventKind::ToolResult,
             Event::Retry { .. } => EventKind::Retry,
             Event::Compacted { .. } => EventKind::Compacted,
+            Event::ApprovalRequired { .. } => EventKind::ApprovalRequired,
             Event::Error { .. } => EventKind::Error,
         }
     }

@@ -133,6 +133,7 @@ mod scripted;
 pub mod session;
 mod stack;
 mod stop;
+pub mod stream;
 mod tool;
 #[cfg(feature = "tools")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tools")))]

@@ -67,7 +67,7 @@ impl ToolCall {
 /// One message of a conversation.
 ///
 /// Fields that are empty are left out of the JSON form (`tool_calls`, `tool_call_id`,
-/// `reasoning`); `content` is always written, and defaults to `""` when a line lacks it.
+/// `reasoning`, `awaiting_approval`); `content` is always written, and defaults to `""` when a line lacks it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who said it.
@@ -89,6 +89,12 @@ pub struct Message {
     /// On a tool result: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// On a tool result: not a result yet. The call waits for a person's decision
+    /// (the approval policy asked, see [`brute::stream`](crate::stream)), and the
+    /// content says so. Absent from the JSON form when `false`, so sessions without
+    /// paused calls are unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_approval: bool,
 }
 
 impl Message {
@@ -101,6 +107,7 @@ impl Message {
             reasoning_signature: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            awaiting_approval: false,
         }
     }
 

@@ -1,8 +1,12 @@
-//! Why a turn stopped: [`StopReason`], and [`ExitReason`] for a layer that ends it early.
+//! Why a turn stopped: [`StopReason`], and [`ExitReason`] for a layer that ends it early;
+//! [`Verdict`] and [`ApprovalDecision`], what resumes a turn paused for approval.
 //!
 //! The bottom floor of the core: it names no other module.
 
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Why a turn was ended early; readable by the caller in [`Outcome`](crate::Outcome).
 ///
@@ -18,6 +22,13 @@ pub enum ExitReason {
         /// The limit.
         limit: u32,
     },
+    /// The turn is paused: these tool calls (by id) wait for a person's decision. They
+    /// are stored in the session as pending; [`Agent::decide`](crate::Agent::decide)
+    /// resumes the turn, in this process or another.
+    AwaitingApproval {
+        /// The ids of the calls waiting, in call order.
+        calls: Vec<String>,
+    },
     /// A layer asked to stop.
     Requested {
         /// The layer that asked.
@@ -31,6 +42,9 @@ impl fmt::Display for ExitReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExitReason::Limit { by, limit } => write!(f, "{by} reached its limit of {limit}"),
+            ExitReason::AwaitingApproval { calls } => {
+                write!(f, "waiting for approval of tool calls {}", calls.join(", "))
+            }
             ExitReason::Requested { by, reason } => write!(f, "{by}: {reason}"),
         }
     }
@@ -47,6 +61,87 @@ pub enum StopReason {
     /// The stack returned with the last message not a final answer (for example a
     /// stack without a loop, after the model asked for a tool).
     Unfinished,
+}
+
+impl StopReason {
+    /// The calls waiting for approval, when the turn ended paused
+    /// ([`ExitReason::AwaitingApproval`]).
+    pub fn awaiting_approval(&self) -> Option<&[String]> {
+        match self {
+            StopReason::Exited(ExitReason::AwaitingApproval { calls }) => Some(calls),
+            _ => None,
+        }
+    }
+}
+
+/// A person's decision on a tool call that waits for approval: what
+/// [`Agent::decide`](crate::Agent::decide) takes. Its serde form is the JSON an
+/// approval endpoint accepts: `{"decision":"approve"}`,
+/// `{"decision":"deny","reason":"not today"}`,
+/// `{"decision":"edit","arguments":{"command":"ls"}}`.
+///
+/// ```
+/// use brute::stream::Verdict;
+///
+/// let verdict: Verdict = serde_json::from_str(r#"{"decision":"deny","reason":"no"}"#)?;
+/// assert_eq!(verdict, Verdict::Deny { reason: Some("no".into()) });
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Run the call as the model wrote it.
+    Approve,
+    /// Do not run it; the model gets an error result saying it was denied (and why).
+    Deny {
+        /// Why, for the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Run it with these arguments instead.
+    Edit {
+        /// The arguments to run the call with.
+        arguments: Value,
+    },
+}
+
+/// The decision on one pending call, put in a turn's env extensions to resume a paused
+/// turn: [`Agent::decide`](crate::Agent::decide) does it for you, and
+/// [`Agent::stream`](crate::Agent::stream) of such an env streams the resumed turn.
+/// The tool pipeline takes it out and applies it before calling the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalDecision {
+    /// The id of the pending call.
+    pub call_id: String,
+    /// The decision.
+    pub verdict: Verdict,
+}
+
+impl ApprovalDecision {
+    /// The decision `verdict` on call `call_id`.
+    pub fn new(call_id: impl Into<String>, verdict: Verdict) -> Self {
+        ApprovalDecision {
+            call_id: call_id.into(),
+            verdict,
+        }
+    }
+}
+
+/// Why a decision on a paused call could not be applied.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// The session has no pending call with this id: it was decided already, the
+    /// conversation went on, or the id is wrong.
+    #[error("tool call `{call_id}` of session {session} does not wait for approval (waiting: {})", if waiting.is_empty() { "none".to_string() } else { waiting.join(", ") })]
+    NotPending {
+        /// The id given.
+        call_id: String,
+        /// The session, as the layer that looked names it.
+        session: String,
+        /// The ids of the calls that do wait.
+        waiting: Vec<String>,
+    },
 }
 
 /// A limit a guard inside a loop sets when the pass it guards was the last one allowed:

@@ -35,3 +35,14 @@ impl Listeners {
         }
     }
 }
+
+impl Env {
+    /// Adds `handler` for the events of `kinds` to this env only (the agent's handlers
+    /// stay as they are): how a streamed turn hears its own events.
+    pub(crate) fn listen(&mut self, kinds: &[EventKind], handler: EventHandler) {
+        let listeners = Arc::make_mut(self.listeners.get_or_insert_with(Default::default));
+        for &kind in kinds {
+            listeners.add(kind, handler.clone());
+        }
+    }
+}

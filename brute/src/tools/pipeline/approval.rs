@@ -52,10 +52,17 @@ pub enum Decision {
     Deny(String),
     /// Run it with these arguments instead.
     Rewrite(Value),
+    /// Ask a person: the call is stored in the session as pending, the turn ends paused
+    /// ([`ExitReason::AwaitingApproval`](crate::ExitReason::AwaitingApproval)) and
+    /// [`Agent::decide`](crate::Agent::decide) resumes it, in this process or another
+    /// (see [`brute::stream`](crate::stream)). The other calls of the same reply run
+    /// at once.
+    Ask,
 }
 
 /// The approval policy: decides, before each call runs, to allow it, deny it with a
-/// reason, or rewrite its arguments. The default allows everything.
+/// reason, rewrite its arguments, or ask a person (which pauses the turn). The default
+/// allows everything.
 ///
 /// ```
 /// use brute::tools::{Approval, Decision};
@@ -86,6 +93,27 @@ impl Approval {
                     "the tool `{}` is not allowed by the approval policy",
                     call.name
                 ))
+            } else {
+                Decision::Allow
+            }
+        })
+    }
+
+    /// A policy asking a person about the named tools and allowing the others.
+    ///
+    /// ```
+    /// use brute::ToolCall;
+    /// use brute::tools::{Approval, Decision};
+    ///
+    /// let policy = Approval::ask(["shell", "write"]);
+    /// let call = ToolCall::new("c1", "shell", serde_json::json!({"command": "ls"}));
+    /// assert_eq!(policy.decide(&call), Decision::Ask);
+    /// ```
+    pub fn ask(tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let asked: Vec<String> = tools.into_iter().map(Into::into).collect();
+        Approval::new(move |call| {
+            if asked.contains(&call.name) {
+                Decision::Ask
             } else {
                 Decision::Allow
             }

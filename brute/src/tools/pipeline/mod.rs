@@ -3,6 +3,7 @@
 //! execute) under its approval policy and timeouts ([`approval`]).
 
 mod approval;
+mod pause;
 mod stages;
 
 use std::any::Any;
@@ -32,6 +33,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
+use crate::stop::ApprovalDecision;
 use crate::tool::ToolSpec;
 
 /// Advertises tools to the model and runs the calls it makes: the tool layer of an
@@ -200,9 +202,15 @@ where
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
 {
-    /// Runs one call through approval, the per-call pipeline, the timeout and the
-    /// panic guard; returns the result text and whether it is an error.
-    async fn run_one(&self, context: &ToolContext, call: ToolCall) -> (String, bool) {
+    /// Runs one call the approval policy let through (`denied`: the reason it did not)
+    /// through the per-call pipeline, the timeout and the panic guard; returns the
+    /// result text and whether it is an error.
+    async fn run_one(
+        &self,
+        context: &ToolContext,
+        call: ToolCall,
+        denied: Option<String>,
+    ) -> (String, bool) {
         // One span per tool call, named after the OpenTelemetry GenAI conventions.
         let span = tracing::info_span!(
             "execute_tool",
@@ -211,14 +219,17 @@ where
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.id,
         );
-        traced!(self.run_one_in_span(context, call), span)
+        traced!(self.run_one_in_span(context, call, denied), span)
     }
 
-    async fn run_one_in_span(&self, context: &ToolContext, mut call: ToolCall) -> (String, bool) {
-        match self.approval.decide(&call) {
-            Decision::Allow => {}
-            Decision::Deny(reason) => return error_text(&call.name, &ToolError::Denied(reason)),
-            Decision::Rewrite(arguments) => call.arguments = arguments,
+    async fn run_one_in_span(
+        &self,
+        context: &ToolContext,
+        call: ToolCall,
+        denied: Option<String>,
+    ) -> (String, bool) {
+        if let Some(reason) = denied {
+            return error_text(&call.name, &ToolError::Denied(reason));
         }
         let name = call.name.clone();
         let limit = self.timeouts.get(&name).or(self.timeout);
@@ -305,30 +316,38 @@ where
     async fn handle(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
         advertise(env, &shared.specs);
+        // A paused turn resumed with a person's decision: apply it instead of a model call.
+        if let Some(decision) = env.extensions.remove::<ApprovalDecision>() {
+            return self.resume(env, &shared.context, decision).await;
+        }
         self.app.call(env).await?;
         let calls = match env.messages.last() {
             Some(message) if message.has_tool_calls() => message.tool_calls.clone(),
             _ => return Ok(()),
         };
-        for call in &calls {
+        // Calls the policy asks a person about are stored as pending and pause the turn.
+        let calls = self.triage(env, calls).await?;
+        for (call, _) in &calls {
             env.emit(Event::ToolCallStart { call });
         }
-        if let [call] = calls.as_slice() {
+        if let [(call, denied)] = calls.as_slice() {
             // One call: no stream to set up (the common case).
-            let result = self.run_one(&shared.context, call.clone()).await;
+            let result = self
+                .run_one(&shared.context, call.clone(), denied.clone())
+                .await;
             return append_result(env, call, result).await;
         }
         // Collected first: a lazy iterator held across the awaits below would not be
         // `Send` for every lifetime.
         let runs: Vec<_> = calls
             .iter()
-            .map(|call| self.run_one(&shared.context, call.clone()))
+            .map(|(call, denied)| self.run_one(&shared.context, call.clone(), denied.clone()))
             .collect();
         let mut results = futures_util::stream::iter(runs).buffered(self.concurrency.max(1));
         // Results arrive in call order; each is appended and made durable as soon as it
         // and every call before it are done, so a crash in the middle of a batch loses no
         // finished result.
-        for call in &calls {
+        for (call, _) in &calls {
             let Some(result) = results.next().await else {
                 break;
             };
