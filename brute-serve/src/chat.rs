@@ -14,12 +14,12 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use brute::StopReason;
 use brute::session::SessionId;
+use brute::stream::{TurnItem, TurnResult};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::chat_wire::{ChatRequest, WireUsage, chunk, completion};
 use crate::error::{ApiError, parse};
-use crate::live::TurnItem;
 use crate::runner;
 use crate::server::Shared;
 
@@ -118,32 +118,36 @@ fn chunks(
     let mut streamed = false;
     let body = items.filter_map(move |item| {
         let out = match item {
-            TurnItem::Content { delta } => {
+            TurnItem::ContentDelta { text } => {
                 streamed = true;
                 Some(chunk(
                     &id,
                     created,
                     &model,
-                    json!({ "content": delta }),
+                    json!({ "content": text }),
                     None,
                 ))
             }
-            TurnItem::Message { content } => {
-                let out = (!streamed && !content.is_empty())
-                    .then(|| chunk(&id, created, &model, json!({ "content": content }), None));
+            TurnItem::Message { message } => {
+                let out = (!streamed && !message.content.is_empty()).then(|| {
+                    chunk(
+                        &id,
+                        created,
+                        &model,
+                        json!({ "content": message.content }),
+                        None,
+                    )
+                });
                 streamed = false;
                 out
             }
             TurnItem::End {
-                stop,
-                error: Some(error),
-                ..
-            } if stop == "error" => Some(json!({ "error": { "type": "turn", "message": error } })),
-            TurnItem::End { stop, .. } => {
-                let finish = if stop == "completed" {
-                    "stop"
-                } else {
-                    "length"
+                result: TurnResult::Failed { error },
+            } => Some(json!({ "error": { "type": "turn", "message": error } })),
+            TurnItem::End { result } => {
+                let finish = match result {
+                    TurnResult::Completed { .. } => "stop",
+                    _ => "length",
                 };
                 Some(chunk(&id, created, &model, json!({}), Some(finish)))
             }

@@ -5,6 +5,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use brute::session::SessionError;
+use brute::stream::ApprovalError;
 use serde::Serialize;
 
 /// Why the server could not be built or stopped serving.
@@ -97,6 +98,13 @@ impl ApiError {
 
     /// The answer to a failed turn on session `id`.
     pub fn turn(id: &str, error: &brute::Error) -> Self {
+        if let Some(e) = error.downcast_ref::<ApprovalError>() {
+            return ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_pending",
+                format!("session `{id}`: {e}"),
+            );
+        }
         match error.downcast_ref::<SessionError>() {
             Some(e) => ApiError::store(id, e),
             None => ApiError::new(

@@ -7,7 +7,8 @@
 //!
 //! | endpoint | what |
 //! |---|---|
-//! | `POST /v1/sessions/{id}/turns` | `{"input": "..", "agent": ".."?}` in, Server-Sent Events out: one [`TurnItem`] per event, `end` last; **409** while another turn holds the session |
+//! | `POST /v1/sessions/{id}/turns` | `{"input": "..", "agent": ".."?}` in, Server-Sent Events out: one [`TurnItem`](brute::stream::TurnItem) per event, named by its `type`, `end` last; **409** while another turn holds the session |
+//! | `POST /v1/sessions/{id}/approvals/{call_id}` | a decision on a call that waits for approval (`{"decision": "approve"}`, `"deny"` with a `reason`, `"edit"` with `arguments`); the paused turn resumes and streams as above |
 //! | `GET /v1/sessions/{id}` | the stored history (`404` for none) |
 //! | `DELETE /v1/sessions/{id}` | deletes it (`204`; `409` while a turn runs) |
 //! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
@@ -44,6 +45,7 @@
 //! Then `curl -N -H "Authorization: Bearer $BRUTE_TOKEN" -d '{"input":"hi"}'
 //! http://127.0.0.1:8080/v1/sessions/alice/turns` shows the turn as it runs.
 
+mod approvals;
 mod auth;
 mod chat;
 mod chat_wire;
@@ -58,5 +60,4 @@ mod turns;
 mod web;
 
 pub use error::{ApiError, ServeError};
-pub use live::TurnItem;
 pub use server::Server;

@@ -1,50 +1,50 @@
-//! Runs one turn on its own task and hands its items over as a stream, once the turn
-//! holds its session: a turn that cannot start (a busy session) is an error the
-//! request answers with, before any byte of a stream.
+//! Runs one turn on its own task, as a [`brute::stream::TurnStream`], and hands its
+//! items over once the turn holds its session: a turn that cannot start (a busy
+//! session) is an error the request answers with, before any byte of a stream.
+//!
+//! The task, not the response, drives the turn: a client that goes away does not
+//! cancel it (it finishes and is stored, and the session's history shows it), and
+//! graceful shutdown waits for it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use brute::{BoxAgent, Env, StopReason};
+use brute::stream::{TurnItem, TurnResult};
+use brute::{BoxAgent, Env};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
-use crate::live::{Signal, Sink, TurnItem};
+use crate::live::{Signal, Sink};
 use crate::server::Shared;
 
-/// The items of a started turn, its first one already received.
+/// The items of a started turn.
 pub(crate) struct Started {
     first: Option<TurnItem>,
     rx: mpsc::UnboundedReceiver<Signal>,
-    session: String,
 }
 
 impl Started {
     /// The turn's items, ending with [`TurnItem::End`].
     pub(crate) fn items(self) -> impl Stream<Item = TurnItem> + Send + 'static {
-        let Started { first, rx, session } = self;
-        futures_util::stream::unfold(
-            (first, rx, session, false),
-            |(mut first, mut rx, session, done)| async move {
-                if done {
-                    return None;
-                }
-                if let Some(item) = first.take() {
-                    let end = matches!(item, TurnItem::End { .. });
-                    return Some((item, (None, rx, session, end)));
-                }
-                loop {
-                    let item = match rx.recv().await? {
+        let Started { first, rx } = self;
+        futures_util::stream::unfold((first, rx, false), |(mut first, mut rx, done)| async move {
+            if done {
+                return None;
+            }
+            let item = match first.take() {
+                Some(item) => item,
+                None => loop {
+                    match rx.recv().await? {
                         Signal::Started => continue,
-                        Signal::Item(item) => item,
-                        Signal::Failed(error) => error_end(&error),
-                    };
-                    let end = matches!(item, TurnItem::End { .. });
-                    return Some((item, (None, rx, session, end)));
-                }
-            },
-        )
+                        Signal::Item(item) => break item,
+                        Signal::Failed(error) => break failed(&error),
+                    }
+                },
+            };
+            let end = matches!(item, TurnItem::End { .. });
+            Some((item, (None, rx, end)))
+        })
     }
 }
 
@@ -58,9 +58,9 @@ pub(crate) async fn start(
 ) -> Result<Started, ApiError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     env.extensions.insert(Sink(tx.clone()));
-    let name = session.to_owned();
-    let timeout = shared.timeout;
-    shared.turns.spawn(run(agent, env, tx, name, timeout));
+    shared
+        .turns
+        .spawn(run(agent, env, tx, session.to_owned(), shared.timeout));
     let first = loop {
         match rx.recv().await {
             Some(Signal::Started) => break None,
@@ -75,14 +75,11 @@ pub(crate) async fn start(
             }
         }
     };
-    Ok(Started {
-        first,
-        rx,
-        session: session.to_owned(),
-    })
+    Ok(Started { first, rx })
 }
 
-/// The turn task: the turn under the request timeout, then its end item.
+/// The turn task: the stream under the request timeout, each item sent on, then its
+/// end (or the error that ended it).
 async fn run(
     agent: Arc<BoxAgent>,
     env: Env,
@@ -90,36 +87,39 @@ async fn run(
     session: String,
     timeout: Duration,
 ) {
-    let signal = match tokio::time::timeout(timeout, agent.turn(env)).await {
+    let mut stream = agent.stream_owned(env);
+    let drive = async {
+        let mut end = None;
+        while let Some(item) = stream.next_item().await {
+            if matches!(item, TurnItem::End { .. }) {
+                end = Some(item);
+            } else {
+                let _ = tx.send(Signal::Item(item));
+            }
+        }
+        (end, stream.take_result())
+    };
+    let signal = match tokio::time::timeout(timeout, drive).await {
         Err(_) => Signal::Failed(ApiError::timeout(
             &format!("the turn of session `{session}`"),
             timeout,
         )),
-        Ok(Err(error)) => Signal::Failed(ApiError::turn(&session, &error)),
-        Ok(Ok(outcome)) => {
-            let text = outcome.text().map(str::to_owned);
-            let (stop, reason) = match &outcome.stop {
-                StopReason::Completed => ("completed", None),
-                StopReason::Exited(reason) => ("exited", Some(reason.to_string())),
-                _ => ("unfinished", None),
-            };
-            Signal::Item(TurnItem::End {
-                stop: stop.to_owned(),
-                text,
-                reason,
-                error: None,
-            })
-        }
+        Ok((_, Some(Err(error)))) => Signal::Failed(ApiError::turn(&session, &error)),
+        Ok((Some(end), _)) => Signal::Item(end),
+        Ok((None, _)) => Signal::Failed(ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "turn",
+            format!("session `{session}`: the turn's stream ended without its end"),
+        )),
     };
     let _ = tx.send(signal);
 }
 
 /// The end item of a turn that failed after its stream started.
-fn error_end(error: &ApiError) -> TurnItem {
+fn failed(error: &ApiError) -> TurnItem {
     TurnItem::End {
-        stop: "error".to_owned(),
-        text: None,
-        reason: None,
-        error: Some(format!("{}: {}", error.kind, error.message)),
+        result: TurnResult::Failed {
+            error: format!("{}: {}", error.kind, error.message),
+        },
     }
 }

@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::error::{ApiError, ServeError};
 use crate::sessions::{Erased, Sessions};
-use crate::{auth, chat, health, live, sessions_api, turns, web};
+use crate::{approvals, auth, chat, health, live, sessions_api, turns, web};
 
 /// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
 ///
@@ -146,6 +146,10 @@ impl Server {
         });
         let api = Router::new()
             .route("/v1/sessions/{id}/turns", post(turns::post))
+            .route(
+                "/v1/sessions/{id}/approvals/{call_id}",
+                post(approvals::post),
+            )
             .route(
                 "/v1/sessions/{id}",
                 get(sessions_api::get).delete(sessions_api::delete),

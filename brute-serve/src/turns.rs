@@ -10,11 +10,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use brute::Message;
 use brute::session::SessionId;
+use brute::stream::TurnItem;
 use futures_util::StreamExt;
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
-use crate::live::TurnItem;
 use crate::runner;
 use crate::server::Shared;
 
@@ -29,7 +29,7 @@ pub(crate) struct TurnRequest {
     pub(crate) agent: Option<String>,
 }
 
-/// Runs a turn of session `id` and streams its [`TurnItem`]s, one SSE event each,
+/// Runs a turn of session `id` and streams its `TurnItem`s, one SSE event each,
 /// the `end` item last. 409 when another turn holds the session.
 pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
@@ -53,9 +53,19 @@ pub(crate) fn sse(items: impl futures_util::Stream<Item = TurnItem> + Send + 'st
         .into_response()
 }
 
+/// The SSE event of an item: named by its `type`, the item as JSON its data.
 fn event(item: &TurnItem) -> Event {
-    let data = serde_json::to_string(item).unwrap_or_else(|e| {
-        format!(r#"{{"type":"end","stop":"error","error":"cannot encode an item: {e}"}}"#)
-    });
-    Event::default().event(item.name()).data(data)
+    match serde_json::to_value(item) {
+        Ok(value) => {
+            let name = value["type"].as_str().unwrap_or("item").to_owned();
+            Event::default().event(name).data(value.to_string())
+        }
+        Err(e) => Event::default().event("end").data(
+            serde_json::json!({
+                "type": "end",
+                "result": { "status": "failed", "error": format!("cannot encode an item: {e}") },
+            })
+            .to_string(),
+        ),
+    }
 }

@@ -77,13 +77,19 @@ async fn a_turn_streams_its_items_and_the_session_keeps_it() {
     let names: Vec<&str> = items.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["message", "tool_call", "tool_result", "message", "end"]
+        [
+            "message",
+            "tool_call_start",
+            "tool_result",
+            "message",
+            "end"
+        ]
     );
-    assert_eq!(items[1].1["name"], "note");
+    assert_eq!(items[1].1["call"]["name"], "note");
     assert_eq!(items[2].1["content"], "noted: first");
     assert_eq!(
         items[4].1,
-        json!({"type": "end", "stop": "completed", "text": "1 prompts so far"})
+        json!({"type": "end", "result": {"status": "completed", "text": "1 prompts so far"}})
     );
 
     // The second turn continues the session.
@@ -95,7 +101,10 @@ async fn a_turn_streams_its_items_and_the_session_keeps_it() {
         .await
         .unwrap();
     let items = events(&body);
-    assert_eq!(items.last().unwrap().1["text"], "2 prompts so far");
+    assert_eq!(
+        items.last().unwrap().1["result"]["text"],
+        "2 prompts so far"
+    );
 
     let auth = format!("Bearer {TOKEN}");
     let session = format!("{}/v1/sessions/alice", running.base);
@@ -184,7 +193,7 @@ async fn a_turn_on_a_busy_session_gets_409_and_the_running_turn_completes() {
 
     gate.add_permits(1);
     let items = events(&first.text().await.unwrap());
-    assert_eq!(items.last().unwrap().1["text"], "released");
+    assert_eq!(items.last().unwrap().1["result"]["text"], "released");
     // Free again.
     gate.add_permits(1);
     let third = post(&client, url, json!({ "input": "three" }))
@@ -193,7 +202,7 @@ async fn a_turn_on_a_busy_session_gets_409_and_the_running_turn_completes() {
         .unwrap();
     assert_eq!(third.status(), 200);
     assert_eq!(
-        events(&third.text().await.unwrap()).last().unwrap().1["stop"],
+        events(&third.text().await.unwrap()).last().unwrap().1["result"]["status"],
         "completed"
     );
 }
@@ -273,7 +282,7 @@ async fn without_auth_serves_without_a_token() {
         .text()
         .await
         .unwrap();
-    assert_eq!(events(&body).last().unwrap().1["text"], "open");
+    assert_eq!(events(&body).last().unwrap().1["result"]["text"], "open");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -346,8 +355,11 @@ async fn a_turn_past_the_timeout_ends_its_stream_with_an_error_and_frees_the_ses
         .await
         .unwrap();
     let end = events(&body).pop().unwrap().1;
-    assert_eq!(end["stop"], "error", "{end}");
-    assert!(end["error"].as_str().unwrap().contains("timeout"), "{end}");
+    assert_eq!(end["result"]["status"], "failed", "{end}");
+    assert!(
+        end["result"]["error"].as_str().unwrap().contains("timeout"),
+        "{end}"
+    );
     let body = post(&client, url, json!({ "input": "quick" }))
         .send()
         .await
@@ -355,7 +367,7 @@ async fn a_turn_past_the_timeout_ends_its_stream_with_an_error_and_frees_the_ses
         .text()
         .await
         .unwrap();
-    assert_eq!(events(&body).last().unwrap().1["text"], "fast");
+    assert_eq!(events(&body).last().unwrap().1["result"]["text"], "fast");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -386,7 +398,7 @@ async fn graceful_shutdown_lets_a_running_turn_finish() {
     .unwrap();
     let served = running.shutdown();
     let items = events(&response.text().await.unwrap());
-    assert_eq!(items.last().unwrap().1["text"], "finished");
+    assert_eq!(items.last().unwrap().1["result"]["text"], "finished");
     served.await.unwrap().unwrap();
     // The server is gone; the turn is stored.
     assert!(
