@@ -32,10 +32,41 @@ pub(crate) async fn post(
 ) -> Result<Response, ApiError> {
     let verdict: Verdict = parse(&body)?;
     let agent = shared.agent(which.agent.as_deref())?.clone();
+    pending(&shared, &id, &call_id).await?;
     let mut env = agent.env();
     env.extensions.insert(SessionId(id.clone()));
     env.extensions
         .insert(ApprovalDecision::new(call_id, verdict));
     let started = runner::start(&shared, agent, env, &id).await?;
     Ok(turns::sse(started.items()))
+}
+
+/// Answers 404 before starting a turn when the session has no call `call_id` waiting
+/// (the turn checks again, under the session's lease).
+async fn pending(shared: &Shared, id: &str, call_id: &str) -> Result<(), ApiError> {
+    let messages = shared
+        .sessions
+        .load(id)
+        .await
+        .map_err(|e| ApiError::store(id, &e))?;
+    let waiting: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.awaiting_approval)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    if waiting.contains(&call_id) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        axum::http::StatusCode::NOT_FOUND,
+        "not_pending",
+        format!(
+            "session `{id}`: tool call `{call_id}` does not wait for approval (waiting: {})",
+            if waiting.is_empty() {
+                "none".to_owned()
+            } else {
+                waiting.join(", ")
+            }
+        ),
+    ))
 }
