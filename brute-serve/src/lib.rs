@@ -52,12 +52,15 @@ mod chat_wire;
 mod error;
 mod health;
 mod live;
+mod remote;
 mod runner;
 mod server;
 mod sessions;
 mod sessions_api;
+mod sse;
 mod turns;
 mod web;
 
 pub use error::{ApiError, ServeError};
+pub use remote::{RemoteAgent, RemoteError, RemoteTask};
 pub use server::Server;
