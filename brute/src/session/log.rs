@@ -6,12 +6,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::SessionError;
 use super::jsonl::JsonlStore;
+use super::pending;
 use super::store::{DynLease, Leased, Store};
 use super::validate::{self, Problem, Validation};
 use crate::env::{Changes, Env, Persist, SaveFuture};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
+use crate::stop::ApprovalDecision;
 use crate::trace::traced;
 
 /// Keeps the conversation in a session: loads it on the way in, and makes every
@@ -43,6 +45,18 @@ use crate::trace::traced;
 ///   message is stored before the next model call. New messages are appended;
 ///   a rewrite (compaction, an edit of an earlier message) replaces the history
 ///   atomically.
+/// - **A failed turn** (the turn returned an error): if nothing answered its prompt yet
+///   (no reply of the model, no tool result), the messages it added are removed from
+///   the session again, so the next turn never starts with two user messages in a row;
+///   the caller still has the prompt and may send it again. A turn that got further
+///   keeps what it stored (the replies and the tool results, whose effects happened),
+///   which never ends in a user message. [`Event::TurnEnd`](crate::Event::TurnEnd)
+///   fires with the error either way.
+/// - **Calls paused for approval** (see [`brute::stream`](crate::stream)) are stored
+///   as results marked `awaiting_approval`, so the session is a valid history at every
+///   moment. A turn that decides on one of them ([`Agent::decide`](crate::Agent::decide))
+///   finds them here; any other turn answers them with [`ABANDONED_APPROVAL`](super::ABANDONED_APPROVAL)
+///   (the conversation went on without a decision) and writes that back.
 /// - **Off the runtime**: no store blocks a runtime thread (files are written on
 ///   writer threads that share fsyncs between concurrent turns).
 /// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
@@ -249,7 +263,11 @@ impl<A: Handler<Env>> SessionLog<A> {
                 if !report.problems.is_empty() {
                     warn_repaired(&name, &report.problems);
                 }
-                let written = if report.rewritten {
+                // Calls paused for approval stay pending only for the turn that decides
+                // on one of them.
+                let resuming = env.extensions.get::<ApprovalDecision>().is_some();
+                let abandoned = pending::abandon(&mut loaded, resuming);
+                let written = if report.rewritten || abandoned {
                     lease.replace(&loaded).await
                 } else if report.appended > 0 {
                     lease
@@ -298,11 +316,16 @@ impl<A: Handler<Env>> SessionLog<A> {
             }),
             recorded,
         );
+        // What the store held before this turn: the loaded history, without the prompt.
+        let start = env.messages.mark_at(recorded);
         // The prompt (and anything the caller prepared) is durable before the turn runs.
         let result = match env.persist().await {
             Ok(()) => self.app.call(env).await,
             Err(e) => Err(e),
         };
+        if result.is_err() {
+            pending::roll_back_unanswered(env, start);
+        }
         let saved = env.persist().await;
         drop(env.take_persist());
         if let Some(previous) = previous {

@@ -22,6 +22,7 @@ mod file;
 mod jsonl;
 mod lock;
 mod log;
+mod pending;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -37,6 +38,7 @@ pub use error::SessionError;
 pub use file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
 pub use log::{SessionId, SessionLog, SessionLogOptions, SessionPath};
+pub use pending::ABANDONED_APPROVAL;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgLease, PostgresStore};
 #[cfg(feature = "sqlite")]
