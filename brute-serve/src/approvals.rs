@@ -31,7 +31,8 @@ pub(crate) async fn post(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let verdict: Verdict = parse(&body)?;
-    let agent = shared.agent(which.agent.as_deref())?.clone();
+    let name = which.agent.as_deref().filter(|name| !name.is_empty());
+    let agent = shared.agent(name)?.clone();
     pending(&shared, &id, &call_id).await?;
     let mut env = agent.env();
     env.extensions.insert(SessionId(id.clone()));
