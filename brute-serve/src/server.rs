@@ -9,6 +9,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use brute::session::SessionStore;
 use brute::{Agent, BoxAgent, Env, Handler};
 use tokio::net::TcpListener;
@@ -187,6 +188,13 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
         let (router, turns, drain) = self.build()?;
+        // Each SSE event is a small write: without TCP_NODELAY, Nagle's algorithm
+        // holds it until the client's delayed ACK (tens of milliseconds per event).
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("brute-serve: cannot set TCP_NODELAY: {e}");
+            }
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown)
             .await?;
