@@ -343,23 +343,31 @@ async fn a_turn_past_the_timeout_ends_its_stream_with_an_error_and_frees_the_ses
     let server = Server::new(store)
         .agent("a", agent)
         .bearer_token(TOKEN)
-        .timeout(Duration::from_millis(300));
+        .timeout(Duration::from_secs(1));
     let running = Running::start(server).await;
     let client = support::client();
     let url = format!("{}/v1/sessions/t/turns", running.base);
-    let body = post(&client, url.clone(), json!({ "input": "slow" }))
+    let response = post(&client, url.clone(), json!({ "input": "slow" }))
         .send()
         .await
-        .unwrap()
-        .text()
-        .await
         .unwrap();
-    let end = events(&body).pop().unwrap().1;
-    assert_eq!(end["result"]["status"], "failed", "{end}");
-    assert!(
-        end["result"]["error"].as_str().unwrap().contains("timeout"),
-        "{end}"
-    );
+    // Usually the turn holds its session well within the timeout, and the stream
+    // ends with the error; on a loaded machine it may not have, and the request
+    // itself gets 504. Both name the timeout.
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    if status == 504 {
+        let error: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["error"]["type"], "timeout", "{body}");
+    } else {
+        assert_eq!(status, 200, "{body}");
+        let end = events(&body).pop().unwrap().1;
+        assert_eq!(end["result"]["status"], "failed", "{end}");
+        assert!(
+            end["result"]["error"].as_str().unwrap().contains("timeout"),
+            "{end}"
+        );
+    }
     let body = post(&client, url, json!({ "input": "quick" }))
         .send()
         .await
