@@ -11,30 +11,32 @@ mod postgres;
 mod support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use brute::session::PostgresStore;
 use brute::{Env, Message, Role, brute_agent, middleware::SessionLog};
 use brute_serve::Server;
 use serde_json::{Value, json};
 use support::{Running, TOKEN, events, post};
+use tokio::sync::Semaphore;
 
-/// How many user messages the conversation holds; "slow" takes 500 ms.
+/// How many user messages the conversation holds; a turn of "slow" waits for a
+/// permit of the gate.
 fn count(env: &Env) -> (usize, bool) {
     let users = env.messages.iter().filter(|m| m.role == Role::User).count();
     let slow = env.messages.last().is_some_and(|m| m.content == "slow");
     (users, slow)
 }
 
-async fn start(url: &str, name: &'static str) -> Running {
+async fn start(url: &str, name: &'static str, gate: Arc<Semaphore>) -> Running {
     let store = Arc::new(PostgresStore::connect(url).await.unwrap());
     let agent = brute_agent! {
         use SessionLog { store: store.clone() };
         run move |env: &Env| {
             let (users, slow) = count(env);
+            let gate = gate.clone();
             async move {
                 if slow {
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    gate.acquire().await.unwrap().forget();
                 }
                 Ok(Message::assistant(format!("{name}: {users} prompts")))
             }
@@ -51,7 +53,11 @@ async fn start(url: &str, name: &'static str) -> Running {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_alternating_between_two_servers_sees_one_conversation() {
     let url = postgres::database("two_servers");
-    let servers = [start(&url, "a").await, start(&url, "b").await];
+    let gate = Arc::new(Semaphore::new(0));
+    let servers = [
+        start(&url, "a", gate.clone()).await,
+        start(&url, "b", gate.clone()).await,
+    ];
     let client = support::client();
     for turn in 0..6 {
         let server = &servers[turn % 2];
@@ -110,6 +116,7 @@ async fn a_client_alternating_between_two_servers_sees_one_conversation() {
     .await
     .unwrap();
     assert_eq!(busy.status(), 409);
+    gate.add_permits(1);
     assert_eq!(
         events(&slow.text().await.unwrap()).pop().unwrap().1["result"]["text"],
         "a: 7 prompts"
