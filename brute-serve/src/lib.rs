@@ -1,6 +1,6 @@
 //! # brute-serve
 //!
-//! Serves [brute](brute) agents over HTTP. The server keeps no state of its own:
+//! Serves [`brute`] agents over HTTP. The server keeps no state of its own:
 //! every session lives in the session store that the agents' `SessionLog` uses, and
 //! each request names its session, so several servers on one PostgreSQL serve the
 //! same sessions behind any load balancer.

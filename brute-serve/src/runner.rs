@@ -61,18 +61,16 @@ pub(crate) async fn start(
     shared
         .turns
         .spawn(run(agent, env, tx, session.to_owned(), shared.timeout));
-    let first = loop {
-        match rx.recv().await {
-            Some(Signal::Started) => break None,
-            Some(Signal::Item(item)) => break Some(item),
-            Some(Signal::Failed(error)) => return Err(error),
-            None => {
-                return Err(ApiError::new(
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    "turn",
-                    format!("session `{session}`: the turn ended without a result"),
-                ));
-            }
+    let first = match rx.recv().await {
+        Some(Signal::Started) => None,
+        Some(Signal::Item(item)) => Some(item),
+        Some(Signal::Failed(error)) => return Err(error),
+        None => {
+            return Err(ApiError::new(
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "turn",
+                format!("session `{session}`: the turn ended without a result"),
+            ));
         }
     };
     Ok(Started { first, rx })

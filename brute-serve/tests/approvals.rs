@@ -184,7 +184,7 @@ struct ServerProcess {
 
 impl ServerProcess {
     fn start(dir: &Path) -> ServerProcess {
-        let mut child = Command::new(std::env::current_exe().unwrap())
+        let child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
                 "a_decision_survives_a_killed_server",
@@ -194,7 +194,12 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        // Owned by the guard first, so that a failed assertion still kills it.
+        let mut process = ServerProcess {
+            child,
+            base: String::new(),
+        };
+        let mut stdout = BufReader::new(process.child.stdout.take().unwrap());
         let mut line = String::new();
         loop {
             line.clear();
@@ -203,8 +208,8 @@ impl ServerProcess {
                 "the server process exited"
             );
             if let Some(base) = line.strip_prefix("listening ") {
-                let base = base.trim().to_owned();
-                return ServerProcess { child, base };
+                process.base = base.trim().to_owned();
+                return process;
             }
         }
     }
