@@ -38,7 +38,7 @@ pub(crate) async fn post(
     env.extensions.insert(SessionId(id.clone()));
     env.extensions
         .insert(ApprovalDecision::new(call_id, verdict));
-    let started = runner::start(&shared, agent, env, &id).await?;
+    let started = runner::start(&shared, agent, env, &id, None).await?;
     Ok(turns::sse(started.items()))
 }
 

@@ -1,6 +1,7 @@
 //! `POST /v1/chat/completions`: an OpenAI-compatible face of the agents, streamed and
 //! not. The request carries the whole conversation, as with OpenAI: each request
-//! runs one turn in a session of its own, deleted when the turn ends.
+//! runs one turn in a session of its own, deleted when the turn ends (or when the
+//! client goes away first).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use crate::chat_wire::{ChatRequest, WireUsage, chunk, completion};
 use crate::error::{ApiError, parse};
 use crate::runner;
 use crate::server::Shared;
+use crate::sessions::Forget;
 
 /// A completion id unique in this process and across servers (time, process, count).
 fn completion_id() -> String {
@@ -61,26 +63,20 @@ pub(crate) async fn post(
         return Err(ApiError::invalid("messages: no user message"));
     }
     let model = request.model;
+    // The conversation lives in the client: the request's session goes afterwards.
+    let forget = Forget::new(shared.sessions.clone(), id.clone());
     if request.stream {
-        let started = runner::start(&shared, agent, env, &id).await?;
-        let forget = shared.sessions.clone();
-        let session = id.clone();
-        let chunks = chunks(started.items(), id, model).chain(futures_util::stream::once(async move {
-            // The conversation lives in the client: the session of the request goes.
-            if let Err(e) = forget.delete(&session).await {
-                tracing::warn!(%session, "brute-serve: cannot delete a chat-completions session: {e}");
-            }
-            Event::default().data("[DONE]")
-        }));
-        let events = chunks.map(Ok::<_, Infallible>);
+        let started = runner::start(&shared, agent, env, &id, Some(forget)).await?;
+        let done = futures_util::stream::once(async { Event::default().data("[DONE]") });
+        let events = chunks(started.items(), id, model)
+            .chain(done)
+            .map(Ok::<_, Infallible>);
         return Ok(Sse::new(events)
             .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
             .into_response());
     }
     let turn = tokio::time::timeout(shared.timeout, agent.turn(env)).await;
-    if let Err(e) = shared.sessions.delete(&id).await {
-        tracing::warn!(session = %id, "brute-serve: cannot delete a chat-completions session: {e}");
-    }
+    forget.now().await;
     let outcome = turn
         .map_err(|_| ApiError::timeout("the chat completion", shared.timeout))?
         .map_err(|e| ApiError::turn(&id, &e))?;

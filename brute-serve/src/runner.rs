@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use crate::error::ApiError;
 use crate::live::{Signal, Sink};
 use crate::server::Shared;
+use crate::sessions::Forget;
 
 /// The items of a started turn.
 pub(crate) struct Started {
@@ -49,18 +50,25 @@ impl Started {
 }
 
 /// Starts a turn of `agent` on `env` (its session already in the extensions) and
-/// waits until it holds the session or fails.
+/// waits until it holds the session or fails. `forget` deletes the session once the
+/// turn has ended, before its last item is sent.
 pub(crate) async fn start(
     shared: &Shared,
     agent: Arc<BoxAgent>,
     mut env: Env,
     session: &str,
+    forget: Option<Forget>,
 ) -> Result<Started, ApiError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     env.extensions.insert(Sink(tx.clone()));
-    shared
-        .turns
-        .spawn(run(agent, env, tx, session.to_owned(), shared.timeout));
+    shared.turns.spawn(run(
+        agent,
+        env,
+        tx,
+        session.to_owned(),
+        shared.timeout,
+        forget,
+    ));
     let first = match rx.recv().await {
         Some(Signal::Started) => None,
         Some(Signal::Item(item)) => Some(item),
@@ -84,6 +92,7 @@ async fn run(
     tx: mpsc::UnboundedSender<Signal>,
     session: String,
     timeout: Duration,
+    forget: Option<Forget>,
 ) {
     let mut stream = agent.stream_owned(env);
     let drive = async {
@@ -110,6 +119,10 @@ async fn run(
             format!("session `{session}`: the turn's stream ended without its end"),
         )),
     };
+    drop(stream);
+    if let Some(forget) = forget {
+        forget.now().await;
+    }
     let _ = tx.send(signal);
 }
 

@@ -41,7 +41,7 @@ pub(crate) async fn post(
     let mut env = agent.env();
     env.extensions.insert(SessionId(id.clone()));
     env.messages.push(Message::user(request.input));
-    let started = runner::start(&shared, agent, env, &id).await?;
+    let started = runner::start(&shared, agent, env, &id, None).await?;
     Ok(sse(started.items()))
 }
 

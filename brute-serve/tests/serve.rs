@@ -419,3 +419,48 @@ async fn graceful_shutdown_lets_a_running_turn_finish() {
     use brute::session::SessionStore;
     assert_eq!(store.load("g").await.unwrap().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_does_not_cancel_its_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(JsonlStore::new(dir.path()));
+    let gate = Arc::new(Semaphore::new(0));
+    let model_gate = gate.clone();
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run move |_env: &Env| {
+            let gate = model_gate.clone();
+            async move {
+                gate.acquire().await.unwrap().forget();
+                Ok(Message::assistant("stored anyway"))
+            }
+        };
+    };
+    let server = Server::new(store.clone())
+        .agent("a", agent)
+        .bearer_token(TOKEN);
+    let running = Running::start(server).await;
+    let client = support::client();
+    let url = format!("{}/v1/sessions/gone/turns", running.base);
+    let response = post(&client, url, json!({ "input": "hi" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    drop(response);
+    drop(client);
+    gate.add_permits(1);
+    use brute::session::SessionStore;
+    for _ in 0..200 {
+        let stored = store.load("gone").await.unwrap();
+        if stored.len() == 2 {
+            assert_eq!(stored[1].content, "stored anyway");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "the turn was not stored: {:?}",
+        store.load("gone").await.unwrap()
+    );
+}
