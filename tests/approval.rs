@@ -165,8 +165,16 @@ async fn pause_then_approve_in_a_fresh_agent(store: &AnyStore, root: &Path) {
             .await
             .unwrap_err();
         assert!(
-            matches!(again.downcast_ref(), Some(ApprovalError::NotPending { call_id, .. }) if call_id == "c1"),
+            matches!(
+                again.downcast_ref(),
+                Some(ApprovalError::NotPending { call_id, session: Some(session), waiting })
+                    if call_id == "c1" && session == "s" && waiting.is_empty()
+            ),
             "{again}"
+        );
+        assert_eq!(
+            again.to_string(),
+            "SessionLog: tool call `c1` does not wait for approval in session s (waiting: none)"
         );
         assert_eq!(tallied(root), ["one"]);
         let stored = store.load("s").await;
@@ -396,5 +404,62 @@ fn a_new_prompt_abandons_the_calls_that_wait() {
             .await
             .unwrap_err();
         assert!(error.to_string().contains("nope"), "{error}");
+    });
+}
+
+#[test]
+fn a_decision_on_a_stack_without_a_tool_pipeline_is_an_error() {
+    runtime().block_on(async {
+        let agent = brute_agent! { run |_env| async { Ok(Message::assistant("hi")) }; };
+        let error = agent
+            .decide(agent.env(), "c1", Verdict::Approve)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error.downcast_ref(), Some(ApprovalError::NotApplied { call_id }) if call_id == "c1"),
+            "{error}"
+        );
+    });
+}
+
+#[test]
+fn without_a_session_the_paused_env_itself_is_resumed() {
+    let root = temp_dir();
+    runtime().block_on(async {
+        let agent = brute_agent! {
+            use Loop::ToolResult;
+            use DefaultToolPipeline {
+                tools: (Tally, Echo),
+                root: root.path().to_path_buf(),
+                approval: Approval::ask(["tally"]),
+            };
+            run model(vec![tally_call("m1", "memory")]);
+        };
+        let paused = agent.start("count").await.unwrap();
+        assert_eq!(
+            paused.stop.awaiting_approval(),
+            Some(&["m1".to_string()][..])
+        );
+        assert!(tallied(root.path()).is_empty());
+        let outcome = agent
+            .decide(paused.env, "m1", Verdict::Approve)
+            .await
+            .unwrap();
+        assert_eq!(outcome.stop, StopReason::Completed);
+        assert_eq!(outcome.text(), Some("results: tallied memory"));
+        assert_eq!(tallied(root.path()), ["memory"]);
+        // Decided already: the tool pipeline refuses it, naming no session.
+        let error = agent
+            .decide(outcome.env, "m1", Verdict::Approve)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error.downcast_ref(),
+                Some(ApprovalError::NotPending { session: None, .. })
+            ),
+            "{error}"
+        );
+        assert_eq!(tallied(root.path()), ["memory"]);
     });
 }

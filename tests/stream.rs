@@ -6,15 +6,25 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use brute::compaction::{DefaultCompactionPipeline, Trigger};
 use brute::stream::{TurnItem, TurnResult, TurnStream};
 use brute::tools::{DefaultToolPipeline, ToolError};
 use brute::{
-    Error, EventKind, Message, ModelError, ToolCall, brute_agent,
+    Error, EventKind, Message, ModelError, Role, ToolCall, brute_agent,
     middleware::{Loop, Retry},
     providers::ScriptedModel,
     tool,
 };
 use serde_json::json;
+
+/// Returns `size` characters.
+#[tool]
+async fn big(
+    /// How many characters.
+    size: usize,
+) -> Result<String, ToolError> {
+    Ok("y".repeat(size))
+}
 
 /// Returns its text.
 #[tool]
@@ -185,5 +195,81 @@ fn a_retried_attempt_is_announced_so_its_deltas_can_be_discarded() {
             })
             .collect();
         assert_eq!(shown, "whole");
+    });
+}
+
+#[test]
+fn a_compaction_is_an_item_of_the_stream() {
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let model = ScriptedModel::from_fn(|env| {
+            let results = env.messages.iter().filter(|m| m.role == Role::Tool).count();
+            if env.iteration > 6 {
+                Message::assistant("done")
+            } else {
+                Message::tool_calls(
+                    "",
+                    vec![ToolCall::new(format!("b{results}"), "big", json!({"size": 4_000}))],
+                )
+            }
+        });
+        let agent = brute_agent! {
+            use Loop::ToolResult;
+            use DefaultCompactionPipeline { window: 2_000, trigger: Trigger::Tokens(1_500), target: 0.5 };
+            use DefaultToolPipeline { tools: (Big,), root: dir.path().to_path_buf() };
+            run model;
+        };
+        let mut env = agent.env();
+        env.messages.push(Message::user("fill the window"));
+        let items = collect(agent.stream(env)).await;
+        let compactions: Vec<&TurnItem> = items
+            .iter()
+            .filter(|i| matches!(i, TurnItem::Compacted { .. }))
+            .collect();
+        assert!(!compactions.is_empty(), "{items:?}");
+        for item in compactions {
+            let TurnItem::Compacted { strategy, removed, tokens_before, tokens_after } = item else {
+                unreachable!()
+            };
+            assert!(!strategy.is_empty());
+            assert!(*removed > 0);
+            assert!(tokens_before > tokens_after, "{tokens_before} -> {tokens_after}");
+        }
+        assert!(matches!(items.last(), Some(TurnItem::End { result: TurnResult::Completed { .. } })));
+    });
+}
+
+#[test]
+fn an_owned_stream_of_a_shared_agent_runs_in_a_spawned_task() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let agent = Arc::new(
+            brute_agent! { run |_env| async { Ok(Message::assistant("from a task")) }; }.boxed(),
+        );
+        let mut env = agent.env();
+        env.messages.push(Message::user("hi"));
+        // What a server does: the stream outlives the handler that made it.
+        let mut stream = agent.clone().stream_owned(env);
+        let items = tokio::spawn(async move {
+            let mut items = Vec::new();
+            while let Some(item) = stream.next_item().await {
+                items.push(item);
+            }
+            items
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            items.last(),
+            Some(&TurnItem::End {
+                result: TurnResult::Completed {
+                    text: Some("from a task".into())
+                }
+            })
+        );
     });
 }

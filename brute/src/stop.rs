@@ -133,14 +133,23 @@ impl ApprovalDecision {
 pub enum ApprovalError {
     /// The session has no pending call with this id: it was decided already, the
     /// conversation went on, or the id is wrong.
-    #[error("tool call `{call_id}` of session {session} does not wait for approval (waiting: {})", if waiting.is_empty() { "none".to_string() } else { waiting.join(", ") })]
+    #[error("tool call `{call_id}` does not wait for approval{} (waiting: {})", session.as_ref().map(|s| format!(" in session {s}")).unwrap_or_default(), if waiting.is_empty() { "none".to_string() } else { waiting.join(", ") })]
     NotPending {
         /// The id given.
         call_id: String,
-        /// The session, as the layer that looked names it.
-        session: String,
+        /// The session, as `SessionLog` names it (`None` for a turn without one).
+        session: Option<String>,
         /// The ids of the calls that do wait.
         waiting: Vec<String>,
+    },
+    /// No layer of the stack took the decision: it has no tool pipeline
+    /// (`DefaultToolPipeline`), which is what applies decisions.
+    #[error(
+        "no layer applied the decision on tool call `{call_id}`: the stack has no tool pipeline"
+    )]
+    NotApplied {
+        /// The id given.
+        call_id: String,
     },
 }
 

@@ -265,6 +265,24 @@ impl SessionFile {
         self.len = len;
     }
 
+    /// Cuts the last `count` messages (lines) off the file, durably: the prompt of a
+    /// turn that was dropped before anything answered it.
+    pub(crate) fn cut_last(&mut self, count: usize) -> Result<(), SessionError> {
+        let mut content = Vec::new();
+        let mut file = self.file.file();
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.read_to_end(&mut content))
+            .map_err(io_error(&self.path, "read the file"))?;
+        let mut cut = content.len();
+        for _ in 0..count {
+            // The line before `cut` starts after the newline before its own.
+            let body = &content[..cut.saturating_sub(1)];
+            cut = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        }
+        self.undo(cut as u64);
+        self.flush()
+    }
+
     /// Replaces the whole file with `messages` (system messages are skipped),
     /// atomically: a temp file in the same directory is written and fsynced, renamed
     /// over the session, and the directory is fsynced. A reader sees the old file or

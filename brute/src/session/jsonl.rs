@@ -9,7 +9,7 @@ use super::error::{SessionError, io_error};
 use super::file::{self, SessionFile};
 use super::lock::LockGuard;
 use super::pool::Pool;
-use super::store::SessionStore;
+use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
 
 /// Sessions as JSONL files, one message per line, `<dir>/<id>.jsonl`: the format of
@@ -237,6 +237,26 @@ impl SessionStore for JsonlStore {
             .await?;
         lease.file = Some(file);
         result
+    }
+
+    /// Writes on the calling thread (one write or cut, and one fsync: a dropped turn
+    /// is rare) and unlocks the file, so the next turn finds the session whole and
+    /// free.
+    fn abandon(&self, mut lease: FileLease, ending: Abandoned) {
+        let Some(mut file) = lease.file.take() else {
+            return;
+        };
+        let done = match ending {
+            Abandoned::Append(messages) => file.append(&messages),
+            Abandoned::RemoveLast(n) => file.cut_last(n),
+            Abandoned::Nothing => Ok(()),
+        };
+        if let Err(error) = done {
+            tracing::warn!(
+                brute.session.path = %lease.path.display(),
+                "the end of a dropped turn could not be written: {error}"
+            );
+        }
     }
 
     async fn release(&self, mut lease: FileLease) -> Result<(), SessionError> {

@@ -2,18 +2,20 @@
 //! message of the turn durable, through a [`Store`].
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use super::error::SessionError;
 use super::jsonl::JsonlStore;
 use super::pending;
 use super::store::{DynLease, Leased, Store};
+use super::turn_lease::TurnLease;
 use super::validate::{self, Problem, Validation};
-use crate::env::{Changes, Env, Persist, SaveFuture};
+use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
-use crate::stop::ApprovalDecision;
+use crate::stop::{ApprovalDecision, ApprovalError};
+use crate::stream::{pending_approvals, pending_call};
 use crate::trace::traced;
 
 /// Keeps the conversation in a session: loads it on the way in, and makes every
@@ -40,7 +42,7 @@ use crate::trace::traced;
 ///   [`SessionError::Invalid`] naming the session and the message (a call left
 ///   without its result by a crash is always repaired).
 /// - **Durable as the turn runs**: `SessionLog` installs the store as the env's
-///   [`Persist`]; the terminal takes the durability step ([`Env::persist`]) before and
+///   [`Persist`](crate::env::Persist); the terminal takes the durability step ([`Env::persist`]) before and
 ///   after every model call, and a tool pipeline after every tool result, so every
 ///   message is stored before the next model call. New messages are appended;
 ///   a rewrite (compaction, an edit of an earlier message) replaces the history
@@ -52,6 +54,13 @@ use crate::trace::traced;
 ///   keeps what it stored (the replies and the tool results, whose effects happened),
 ///   which never ends in a user message. [`Event::TurnEnd`](crate::Event::TurnEnd)
 ///   fires with the error either way.
+/// - **A dropped turn** (its future dropped half-way: a streamed turn whose stream was
+///   dropped, a cancelled task): the session is left whole and free at once. The calls
+///   it left without a result get [`CANCELLED_TOOL_CALL`](super::CANCELLED_TOOL_CALL),
+///   a prompt nothing answered is removed, and the lease is given back
+///   ([`SessionStore::abandon`](super::SessionStore::abandon): JSONL writes before the
+///   drop returns, SQLite queues it ahead of any later request, PostgreSQL spawns it on
+///   the runtime). A reply being streamed is not stored: only complete messages are.
 /// - **Calls paused for approval** (see [`brute::stream`](crate::stream)) are stored
 ///   as results marked `awaiting_approval`, so the session is a valid history at every
 ///   moment. A turn that decides on one of them ([`Agent::decide`](crate::Agent::decide))
@@ -211,10 +220,6 @@ impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
     }
 }
 
-/// The lease of the turn, shared by the env's persistence (which uses it) and
-/// `SessionLog` (which releases it at the end).
-type Shared = Arc<Mutex<Option<Box<dyn DynLease>>>>;
-
 impl<A: Handler<Env>> SessionLog<A> {
     fn target(&self, env: &Env) -> Target {
         if let Some(path) = env.extensions.get::<SessionPath>() {
@@ -280,6 +285,24 @@ impl<A: Handler<Env>> SessionLog<A> {
                     let _ = lease.release().await;
                     return Err(e.into());
                 }
+                // A decision on a call that does not wait is refused before the stack
+                // runs (nothing is called, nothing changes).
+                if let Some(decision) = env.extensions.get::<ApprovalDecision>()
+                    && pending_call(&loaded, &decision.call_id).is_none()
+                {
+                    let _ = lease.release().await;
+                    return Err(Error::from_layer(
+                        "SessionLog",
+                        ApprovalError::NotPending {
+                            call_id: decision.call_id.clone(),
+                            session: Some(name),
+                            waiting: pending_approvals(&loaded)
+                                .into_iter()
+                                .map(|c| c.id.clone())
+                                .collect(),
+                        },
+                    ));
+                }
             }
             Err(problem) => {
                 let _ = lease.release().await;
@@ -308,14 +331,12 @@ impl<A: Handler<Env>> SessionLog<A> {
                 messages.splice(lead..lead, loaded);
             });
         }
-        let shared: Shared = Arc::new(Mutex::new(Some(lease)));
+        let shared = TurnLease::new(lease);
+        // A turn dropped from here on gives its lease back (with results for the calls
+        // it left without one); one that ends releases it below, and this does nothing.
+        let _abandon = shared.abandon_on_drop();
         // The store holds the loaded history; everything after it is this turn's.
-        let previous = env.set_persist(
-            Box::new(Writer {
-                lease: shared.clone(),
-            }),
-            recorded,
-        );
+        let previous = env.set_persist(shared.writer(), recorded);
         // What the store held before this turn: the loaded history, without the prompt.
         let start = env.messages.mark_at(recorded);
         // The prompt (and anything the caller prepared) is durable before the turn runs.
@@ -331,43 +352,12 @@ impl<A: Handler<Env>> SessionLog<A> {
         if let Some(previous) = previous {
             env.set_persist(previous, 0);
         }
-        let lease = shared.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let lease = shared.take();
         let released = match lease {
             Some(lease) => lease.release().await.map_err(Error::from),
             None => Ok(()),
         };
         result.and(saved).and(released)
-    }
-}
-
-/// What `SessionLog` installs in the env for one turn: saves exactly the changes the
-/// transcript reports, appending what was appended and replacing the history when it
-/// was rewritten.
-struct Writer {
-    lease: Shared,
-}
-
-impl Persist for Writer {
-    fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
-        Box::pin(async move {
-            // The lease is taken out for the write (no lock is held across it) and put
-            // back; a write that was dropped half-way leaves none, and the next fails.
-            let taken = self
-                .lease
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
-            let Some(mut lease) = taken else {
-                return Err(SessionError::WriterGone { store: "session" }.into());
-            };
-            let saved = match changes {
-                Changes::None => Ok(()),
-                Changes::Appended(new) => lease.append(new).await,
-                Changes::Rewritten(all) => lease.replace(all).await,
-            };
-            *self.lease.lock().unwrap_or_else(PoisonError::into_inner) = Some(lease);
-            saved.map_err(Error::from)
-        })
     }
 }
 

@@ -31,6 +31,7 @@ mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+mod turn_lease;
 mod validate;
 
 pub use copy::copy_sessions;
@@ -43,5 +44,6 @@ pub use pending::ABANDONED_APPROVAL;
 pub use postgres::{PgLease, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteLease, SqliteStore};
-pub use store::{SessionStore, Store, StoreFuture};
+pub use store::{Abandoned, SessionStore, Store, StoreFuture};
+pub use turn_lease::CANCELLED_TOOL_CALL;
 pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};

@@ -10,7 +10,7 @@ use tokio_postgres::{Client, NoTls};
 
 use super::error::{SessionError, db_error};
 use super::rows::{bodies, new_owner, parse};
-use super::store::SessionStore;
+use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
 
 /// The connections for single statements.
@@ -345,6 +345,35 @@ impl SessionStore for PostgresStore {
         tx.commit().await.map_err(failed("replace"))?;
         lease.next = bodies.len() as i64;
         Ok(())
+    }
+
+    /// Spawns the append and the release on the current tokio runtime (the
+    /// connections need it); without one the lease expires after its ttl.
+    fn abandon(&self, mut lease: PgLease, ending: Abandoned) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let store = self.clone();
+        runtime.spawn(async move {
+            match ending {
+                Abandoned::Append(messages) => {
+                    let _ = store.append(&mut lease, &messages).await;
+                }
+                Abandoned::RemoveLast(n) => {
+                    // Fenced by the lease, as every write.
+                    let _ = store
+                        .client(&lease.session)
+                        .execute(
+                            "DELETE FROM brute_messages WHERE session = $1 AND seq >= $2
+                             AND EXISTS (SELECT 1 FROM brute_leases WHERE session = $1 AND owner = $3)",
+                            &[&lease.session, &(lease.next - n as i64), &lease.owner],
+                        )
+                        .await;
+                }
+                Abandoned::Nothing => {}
+            }
+            let _ = store.release(lease).await;
+        });
     }
 
     async fn release(&self, lease: PgLease) -> Result<(), SessionError> {

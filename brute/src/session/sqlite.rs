@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::error::{SessionError, db_error};
 use super::rows::{bodies, new_owner, now_ms, parse};
-use super::store::SessionStore;
+use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
 
 /// The work of one request inside the batch's transaction; its reply is sent once the
@@ -351,6 +351,50 @@ impl SessionStore for SqliteStore {
         .await?;
         lease.next = count;
         Ok(())
+    }
+
+    /// Queues the append and the release on the writer thread, ahead of any later
+    /// request (the next turn's `open` among them), without waiting for them.
+    fn abandon(&self, lease: SqliteLease, ending: Abandoned) {
+        let held = SqliteLease {
+            session: lease.session.clone(),
+            owner: lease.owner.clone(),
+            next: lease.next,
+        };
+        let ttl = self.ttl;
+        // Each job is sent when it is made: dropping its future only drops the reply.
+        match ending {
+            Abandoned::Append(messages) => {
+                if let Ok(bodies) = bodies("sqlite", &messages, &lease.session) {
+                    drop(self.run(move |conn| {
+                        renew(conn, &held, ttl)?;
+                        insert(conn, &held.session, held.next, &bodies)
+                    }));
+                }
+            }
+            Abandoned::RemoveLast(n) => {
+                drop(self.run(move |conn| {
+                    renew(conn, &held, ttl)?;
+                    conn.prepare_cached(
+                        "DELETE FROM brute_messages WHERE session = ?1 AND seq >= ?2",
+                    )
+                    .and_then(|mut s| s.execute(params![held.session, held.next - n as i64]))
+                    .map_err(db_error("sqlite", || {
+                        format!("remove a dropped turn's prompt from {}", held.session)
+                    }))?;
+                    Ok(())
+                }));
+            }
+            Abandoned::Nothing => {}
+        }
+        drop(self.run(move |conn| {
+            conn.prepare_cached("DELETE FROM brute_leases WHERE session = ?1 AND owner = ?2")
+                .and_then(|mut s| s.execute(params![lease.session, lease.owner]))
+                .map_err(db_error("sqlite", || {
+                    format!("release the lease of {}", lease.session)
+                }))?;
+            Ok(())
+        }));
     }
 
     async fn release(&self, lease: SqliteLease) -> Result<(), SessionError> {

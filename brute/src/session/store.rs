@@ -64,6 +64,20 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Deletes session `id` (nothing happens for an unknown one). Fails with
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it.
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), SessionError>> + Send;
+
+    /// Ends the lease of a turn that was dropped half-way (its future cancelled, a
+    /// streamed turn whose stream was dropped), from synchronous code: applies
+    /// `ending` (see [`Abandoned`]) and gives the lease back, so that the session is a
+    /// valid history and free for the next turn at once. Nothing can be awaited here:
+    /// a store does it before it returns (a file write), queues it ahead of any later
+    /// request (a writer thread), or spawns it.
+    ///
+    /// The default drops both: the next load repairs calls without a result (as after
+    /// a crash), an unanswered prompt stays, and a lease that is not freed by being
+    /// dropped expires.
+    fn abandon(&self, lease: Self::Lease, ending: Abandoned) {
+        drop((lease, ending));
+    }
 }
 
 /// A session store shared by the turns of an agent: what `SessionLog`'s `store`
@@ -105,6 +119,19 @@ impl fmt::Debug for Store {
     }
 }
 
+/// What a turn dropped half-way leaves to do: [`SessionStore::abandon`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Abandoned {
+    /// Nothing: the session is whole.
+    Nothing,
+    /// Append these messages: the results of the calls the turn left without one.
+    Append(Vec<Message>),
+    /// Remove the last `n` messages stored: the turn's prompt, which nothing answered
+    /// (as for a failed turn, see `SessionLog`).
+    RemoveLast(usize),
+}
+
 /// A store behind a pointer: the object-safe face of [`SessionStore`].
 pub(crate) trait DynStore: Send + Sync {
     fn open_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, (Box<dyn DynLease>, Vec<Message>)>;
@@ -115,6 +142,7 @@ pub(crate) trait DynLease: Send {
     fn append<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()>;
     fn replace<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()>;
     fn release(self: Box<Self>) -> StoreFuture<'static, ()>;
+    fn abandon(self: Box<Self>, ending: Abandoned);
 }
 
 struct Erased<S>(Arc<S>);
@@ -150,5 +178,10 @@ impl<S: SessionStore> DynLease for Leased<S> {
     fn release(self: Box<Self>) -> StoreFuture<'static, ()> {
         let Leased { store, lease } = *self;
         Box::pin(async move { store.release(lease).await })
+    }
+
+    fn abandon(self: Box<Self>, ending: Abandoned) {
+        let Leased { store, lease } = *self;
+        store.abandon(lease, ending);
     }
 }

@@ -15,7 +15,7 @@ use crate::agent::{Agent, Outcome};
 use crate::env::{Env, EventHandler};
 use crate::error::Error;
 use crate::handler::Handler;
-use crate::stop::{ApprovalDecision, Verdict};
+use crate::stop::{ApprovalDecision, ApprovalError, Verdict};
 
 type Turn<'a> = Pin<Box<dyn Future<Output = Result<Outcome, Error>> + Send + 'a>>;
 type Queue = Arc<Mutex<VecDeque<TurnItem>>>;
@@ -154,16 +154,30 @@ impl<S: Handler<Env>> Agent<S> {
     /// more. Works in any process that has the session's store: nothing of the paused
     /// turn is kept in memory.
     ///
-    /// `env` carries no new message. To stream the resumed turn, put an
+    /// `env` carries no new message. A stack without `SessionLog` keeps nothing
+    /// between turns: pass the paused turn's own env ([`Outcome::env`]) instead. To
+    /// stream the resumed turn, put an
     /// [`ApprovalDecision`] in its extensions and call [`Agent::stream`].
+    ///
+    /// Fails with [`ApprovalError::NotPending`] (inside [`Error::Layer`], reached with
+    /// [`Error::downcast_ref`]) when the call does not wait, and with
+    /// [`ApprovalError::NotApplied`] when the stack has no tool pipeline.
     pub async fn decide(
         &self,
         mut env: Env,
         call_id: impl Into<String>,
         verdict: Verdict,
     ) -> Result<Outcome, Error> {
+        let call_id = call_id.into();
         env.extensions
-            .insert(ApprovalDecision::new(call_id, verdict));
-        self.turn(env).await
+            .insert(ApprovalDecision::new(call_id.clone(), verdict));
+        let outcome = self.turn(env).await?;
+        if outcome.env.extensions.get::<ApprovalDecision>().is_some() {
+            return Err(Error::from_layer(
+                "Agent::decide",
+                ApprovalError::NotApplied { call_id },
+            ));
+        }
+        Ok(outcome)
     }
 }

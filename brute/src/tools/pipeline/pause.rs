@@ -13,8 +13,9 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{Message, ToolCall};
 use crate::stop::{ApprovalDecision, ApprovalError, ExitReason, Verdict};
+use crate::stream::{pending_approvals, pending_call};
 use crate::tools::context::ToolContext;
 use crate::tools::set::ToolSet;
 
@@ -85,16 +86,21 @@ where
         context: &ToolContext,
         decision: ApprovalDecision,
     ) -> Result<(), Error> {
-        let Some((at, mut call)) = pending(&env.messages, &decision.call_id) else {
+        // An env kept from the paused turn (no session) still says it is paused.
+        if matches!(env.should_exit, Some(ExitReason::AwaitingApproval { .. })) {
+            env.should_exit = None;
+        }
+        let Some((at, call)) = pending_call(&env.messages, &decision.call_id) else {
             return Err(Error::from_layer(
                 "DefaultToolPipeline",
                 ApprovalError::NotPending {
                     call_id: decision.call_id,
-                    session: "of this turn".to_string(),
+                    session: None,
                     waiting: waiting(&env.messages),
                 },
             ));
         };
+        let mut call = call.clone();
         env.messages.edit(|messages| {
             messages.remove(at);
         });
@@ -120,39 +126,10 @@ where
     }
 }
 
-/// The results block of the last reply that called tools, if it ends the
-/// conversation: (the index of the reply, the reply).
-fn last_block(messages: &[Message]) -> Option<(usize, &Message)> {
-    let start = messages.iter().rposition(|m| m.role != Role::Tool)?;
-    let reply = &messages[start];
-    reply.has_tool_calls().then_some((start, reply))
-}
-
 /// The ids of the calls waiting for approval at the end of `messages`, in call order.
-pub(super) fn waiting(messages: &[Message]) -> Vec<String> {
-    let Some((start, reply)) = last_block(messages) else {
-        return Vec::new();
-    };
-    let block = &messages[start + 1..];
-    reply
-        .tool_calls
-        .iter()
-        .filter(|call| {
-            block
-                .iter()
-                .any(|m| m.awaiting_approval && m.tool_call_id.as_deref() == Some(&call.id))
-        })
+fn waiting(messages: &[Message]) -> Vec<String> {
+    pending_approvals(messages)
+        .into_iter()
         .map(|call| call.id.clone())
         .collect()
-}
-
-/// The placeholder of call `id` at the end of `messages` and the call: (the
-/// placeholder's index, the call).
-fn pending(messages: &[Message], id: &str) -> Option<(usize, ToolCall)> {
-    let (start, reply) = last_block(messages)?;
-    let call = reply.tool_calls.iter().find(|c| c.id == id)?;
-    let at = messages[start + 1..]
-        .iter()
-        .position(|m| m.awaiting_approval && m.tool_call_id.as_deref() == Some(id))?;
-    Some((start + 1 + at, call.clone()))
 }

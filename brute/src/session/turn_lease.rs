@@ -1,0 +1,224 @@
+//! The lease of one turn: shared by the env's persistence ([`Writer`], which writes
+//! through it) and `SessionLog` (which releases it at the end), and given back by
+//! [`Abandon`] when the turn is dropped half-way.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::error::SessionError;
+use super::store::{Abandoned, DynLease};
+use crate::env::{Changes, Persist, SaveFuture};
+use crate::error::Error;
+use crate::message::{Message, Role};
+
+/// The synthetic result given to a tool call whose turn was dropped (cancelled)
+/// before the call returned.
+pub const CANCELLED_TOOL_CALL: &str = "error: this tool call was cancelled before it returned a result (the turn was stopped); its effect is unknown, check before retrying";
+
+/// The lease, and what the turn stored that a dropped turn must not leave as it is.
+struct Held {
+    lease: Option<Box<dyn DynLease>>,
+    /// The calls stored without a result.
+    open: Vec<String>,
+    /// Whether anything answered the prompt (a reply, a tool result) or the history
+    /// was rewritten: then nothing is taken back.
+    answered: bool,
+    /// The messages stored before any answer (the prompt).
+    unanswered: usize,
+}
+
+/// A turn's lease, shared.
+#[derive(Clone)]
+pub(super) struct TurnLease(Arc<Mutex<Held>>);
+
+impl TurnLease {
+    /// Holds `lease` for a turn whose loaded history has no call without a result
+    /// (loading repaired any).
+    pub(super) fn new(lease: Box<dyn DynLease>) -> Self {
+        TurnLease(Arc::new(Mutex::new(Held {
+            lease: Some(lease),
+            open: Vec::new(),
+            answered: false,
+            unanswered: 0,
+        })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the lease out (to release it, or for one write); `None` when a write
+    /// that was dropped half-way took it with it.
+    pub(super) fn take(&self) -> Option<Box<dyn DynLease>> {
+        self.lock().lease.take()
+    }
+
+    /// The persistence `SessionLog` installs in the env.
+    pub(super) fn writer(&self) -> Box<dyn Persist> {
+        Box::new(Writer {
+            lease: self.clone(),
+        })
+    }
+
+    /// Gives the lease back if the turn is dropped before it was released.
+    pub(super) fn abandon_on_drop(&self) -> Abandon {
+        Abandon(self.clone())
+    }
+}
+
+/// Saves exactly the changes the transcript reports, appending what was appended and
+/// replacing the history when it was rewritten, and keeps count of the calls stored
+/// without a result.
+struct Writer {
+    lease: TurnLease,
+}
+
+impl Persist for Writer {
+    fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
+        Box::pin(async move {
+            // The lease is taken out for the write (no lock is held across it) and put
+            // back; a write that was dropped half-way leaves none, and the next fails.
+            let Some(mut lease) = self.lease.take() else {
+                return Err(SessionError::WriterGone { store: "session" }.into());
+            };
+            let saved = match changes {
+                Changes::None => Ok(()),
+                Changes::Appended(new) => lease.append(new).await,
+                Changes::Rewritten(all) => lease.replace(all).await,
+            };
+            let mut held = self.lease.lock();
+            held.lease = Some(lease);
+            if saved.is_ok() {
+                match changes {
+                    Changes::None => {}
+                    Changes::Appended(new) => held.track(new),
+                    Changes::Rewritten(all) => {
+                        held.open.clear();
+                        held.track(all);
+                        held.answered = true;
+                    }
+                }
+            }
+            saved.map_err(Error::from)
+        })
+    }
+}
+
+impl Held {
+    /// Follows `stored`, the messages just stored: the calls without a result, and
+    /// whether anything answered the prompt.
+    fn track(&mut self, stored: &[Message]) {
+        for message in stored {
+            match message.role {
+                Role::System => continue,
+                Role::Tool => self
+                    .open
+                    .retain(|id| message.tool_call_id.as_deref() != Some(id)),
+                Role::Assistant => {
+                    self.open = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+                }
+                Role::User => {
+                    self.open.clear();
+                    if !self.answered {
+                        self.unanswered += 1;
+                    }
+                    continue;
+                }
+            }
+            self.answered = true;
+        }
+    }
+
+    /// What the store must do for a turn dropped now.
+    fn ending(&mut self) -> Abandoned {
+        if !self.open.is_empty() {
+            return Abandoned::Append(
+                std::mem::take(&mut self.open)
+                    .into_iter()
+                    .map(|id| Message::tool_result(id, CANCELLED_TOOL_CALL))
+                    .collect(),
+            );
+        }
+        if !self.answered && self.unanswered > 0 {
+            return Abandoned::RemoveLast(self.unanswered);
+        }
+        Abandoned::Nothing
+    }
+}
+
+/// Dropped with the turn: if the turn still holds its lease (it was dropped
+/// half-way, not ended), the store is told what to do, from synchronous code
+/// ([`SessionStore::abandon`](super::SessionStore::abandon)), and given the lease back:
+/// the calls left without a result get [`CANCELLED_TOOL_CALL`], and a prompt nothing
+/// answered is removed (as for a failed turn). A streamed message is never stored
+/// half: the terminal stores a reply only when it is complete.
+pub(super) struct Abandon(TurnLease);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let (lease, ending) = {
+            let mut held = self.0.lock();
+            (held.lease.take(), held.ending())
+        };
+        if let Some(lease) = lease {
+            lease.abandon(ending);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn held() -> Held {
+        Held {
+            lease: None,
+            open: Vec::new(),
+            answered: false,
+            unanswered: 0,
+        }
+    }
+
+    fn calls(ids: &[&str]) -> Message {
+        Message::tool_calls(
+            "",
+            ids.iter()
+                .map(|id| ToolCall::new(*id, "t", serde_json::Value::Null))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_prompt_nothing_answered_is_taken_back() {
+        let mut held = held();
+        held.track(&[Message::system("s"), Message::user("hi")]);
+        assert_eq!(held.ending(), Abandoned::RemoveLast(1));
+    }
+
+    #[test]
+    fn calls_without_a_result_get_one_and_nothing_else_is_taken_back() {
+        let mut held = held();
+        held.track(&[Message::user("hi")]);
+        held.track(&[calls(&["a", "b", "c"])]);
+        held.track(&[Message::tool_result("b", "ok")]);
+        let Abandoned::Append(results) = held.ending() else {
+            panic!("results expected");
+        };
+        let ids: Vec<_> = results
+            .iter()
+            .map(|m| m.tool_call_id.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(ids, ["a", "c"]);
+        assert!(results.iter().all(|m| m.content == CANCELLED_TOOL_CALL));
+    }
+
+    #[test]
+    fn an_answered_turn_is_left_as_it_is() {
+        let mut held = held();
+        held.track(&[Message::user("hi"), Message::assistant("hello")]);
+        assert_eq!(held.ending(), Abandoned::Nothing);
+        let mut held = self::held();
+        held.track(&[calls(&["a"]), Message::tool_result("a", "ok")]);
+        assert_eq!(held.ending(), Abandoned::Nothing);
+    }
+}
