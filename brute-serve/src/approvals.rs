@@ -7,7 +7,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use brute::session::SessionId;
-use brute::stream::{ApprovalDecision, Verdict};
+use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
@@ -50,10 +50,9 @@ async fn pending(shared: &Shared, id: &str, call_id: &str) -> Result<(), ApiErro
         .load(id)
         .await
         .map_err(|e| ApiError::store(id, &e))?;
-    let waiting: Vec<&str> = messages
-        .iter()
-        .filter(|m| m.awaiting_approval)
-        .filter_map(|m| m.tool_call_id.as_deref())
+    let waiting: Vec<&str> = pending_approvals(&messages)
+        .into_iter()
+        .map(|call| call.id.as_str())
         .collect();
     if waiting.contains(&call_id) {
         return Ok(());

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `POST /v1/sessions/{id}/turns` | `{"input": "..", "agent": ".."?}` in, Server-Sent Events out: one [`TurnItem`](brute::stream::TurnItem) per event, named by its `type`, `end` last; **409** while another turn holds the session |
 //! | `POST /v1/sessions/{id}/approvals/{call_id}` | a decision on a call that waits for approval (`{"decision": "approve"}`, `"deny"` with a `reason`, `"edit"` with `arguments`); the paused turn resumes and streams as above |
-//! | `GET /v1/sessions/{id}` | the stored history (`404` for none) |
+//! | `GET /v1/sessions/{id}` | the stored history and the calls waiting for approval (`404` for none) |
 //! | `DELETE /v1/sessions/{id}` | deletes it (`204`; `409` while a turn runs) |
 //! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
 //! | `GET /v1/agents` | the agents, the default first |

@@ -5,13 +5,15 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use brute::stream::pending_approvals;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::server::Shared;
 
-/// `GET /v1/sessions/{id}`: the stored history, `{"id", "messages": [..]}` in
-/// `brute::Message`'s serde form; 404 for a session with no messages.
+/// `GET /v1/sessions/{id}`: the stored history, `{"id", "messages": [..],
+/// "pending_approvals": [..]}` (messages in `brute::Message`'s serde form, the tool
+/// calls that wait for a decision); 404 for a session with no messages.
 pub(crate) async fn get(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
@@ -24,7 +26,10 @@ pub(crate) async fn get(
     if messages.is_empty() {
         return Err(ApiError::not_found(format!("no session `{id}`")));
     }
-    Ok(Json(json!({ "id": id, "messages": messages })))
+    let pending = pending_approvals(&messages);
+    Ok(Json(
+        json!({ "id": id, "messages": messages, "pending_approvals": pending }),
+    ))
 }
 
 /// `DELETE /v1/sessions/{id}`: 204; 409 while a turn runs on it.
