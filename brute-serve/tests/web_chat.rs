@@ -123,6 +123,15 @@ async fn the_web_chat_streams_a_reply_and_approves_a_tool_call() {
         "nothing runs before approval"
     );
 
+    // A reload shows the stored conversation, the waiting call with its buttons.
+    browser.goto(&format!("{}/", running.base)).await;
+    browser
+        .wait_for(
+            "the waiting call after a reload",
+            "return !!document.querySelector('.tool .approval button.approve') && document.querySelectorAll('.user').length === 1",
+        )
+        .await;
+
     browser.click(".tool .approval button.approve").await;
     let result = browser
         .wait_for("the tool result", "const r = document.querySelector('.tool .tool-result'); return r ? r.textContent : null")
