@@ -1,0 +1,154 @@
+//! The errors of the server: [`ServeError`] (building and running it) and [`ApiError`]
+//! (one failed request, answered as JSON with its status).
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use brute::session::SessionError;
+use brute::stream::ApprovalError;
+use serde::Serialize;
+
+/// Why the server could not be built or stopped serving.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// Neither a bearer token nor `without_auth()` was configured: the server refuses
+    /// to start open by accident.
+    #[error(
+        "brute-serve: no authentication configured: call `bearer_token(..)`, or `without_auth()` to serve without it"
+    )]
+    NoAuth,
+    /// No agent was registered.
+    #[error("brute-serve: no agent registered: call `agent(name, agent)` at least once")]
+    NoAgent,
+    /// Two agents were registered under one name.
+    #[error("brute-serve: agent `{0}` registered twice")]
+    DuplicateAgent(String),
+    /// The listener failed.
+    #[error("brute-serve: serving on the listener failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One failed request: its status and a JSON body in the OpenAI error shape,
+/// `{"error": {"type": .., "message": ..}}`, so OpenAI clients show the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{status}: {kind}: {message}")]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// A stable, machine-readable kind (`busy`, `not_found`, `invalid_request`, ..).
+    pub kind: &'static str,
+    /// What went wrong, naming the session, agent or field.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error of `status` and `kind`.
+    pub fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// 400: the request body is not what the endpoint takes.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    /// 404: no such session, agent or call.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 409: another turn holds the session (in this server or another one on the
+    /// same store). Retry when that turn has ended.
+    pub fn busy(session: &str) -> Self {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "busy",
+            format!(
+                "session `{session}` is busy: another turn is running on it; retry when it ends"
+            ),
+        )
+    }
+
+    /// 504: the request ran past the configured timeout.
+    pub fn timeout(what: &str, after: std::time::Duration) -> Self {
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout",
+            format!("{what} ran past the request timeout of {after:?}"),
+        )
+    }
+
+    /// The answer to a failed store operation on session `id`: 409 when a turn holds
+    /// it, 500 otherwise.
+    pub fn store(id: &str, error: &SessionError) -> Self {
+        if is_busy(error) {
+            return ApiError::busy(id);
+        }
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store",
+            format!("session `{id}`: {error}"),
+        )
+    }
+
+    /// The answer to a failed turn on session `id`.
+    pub fn turn(id: &str, error: &brute::Error) -> Self {
+        if let Some(e) = error.downcast_ref::<ApprovalError>() {
+            return ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_pending",
+                format!("session `{id}`: {e}"),
+            );
+        }
+        match error.downcast_ref::<SessionError>() {
+            Some(e) => ApiError::store(id, e),
+            None => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "turn",
+                format!("session `{id}`: the turn failed: {error}"),
+            ),
+        }
+    }
+}
+
+/// Whether `error` says that another turn holds the session.
+pub(crate) fn is_busy(error: &SessionError) -> bool {
+    matches!(
+        error,
+        SessionError::Locked { .. } | SessionError::Leased { .. }
+    )
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    message: &'a str,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Body {
+            error: Inner {
+                kind: self.kind,
+                message: &self.message,
+            },
+        };
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// Parses a JSON request body, naming the line, column and field of a mistake.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("request body: {e}")))
+}

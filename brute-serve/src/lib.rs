@@ -1,0 +1,66 @@
+//! # brute-serve
+//!
+//! Serves [`brute`] agents over HTTP. The server keeps no state of its own:
+//! every session lives in the session store that the agents' `SessionLog` uses, and
+//! each request names its session, so several servers on one PostgreSQL serve the
+//! same sessions behind any load balancer.
+//!
+//! | endpoint | what |
+//! |---|---|
+//! | `POST /v1/sessions/{id}/turns` | `{"input": "..", "agent": ".."?}` in, Server-Sent Events out: one [`TurnItem`](brute::stream::TurnItem) per event, named by its `type`, `end` last; **409** while another turn holds the session |
+//! | `POST /v1/sessions/{id}/approvals/{call_id}` | a decision on a call that waits for approval (`{"decision": "approve"}`, `"deny"` with a `reason`, `"edit"` with `arguments`); the paused turn resumes and streams as above |
+//! | `GET /v1/sessions/{id}` | the stored history and the calls waiting for approval (`404` for none) |
+//! | `DELETE /v1/sessions/{id}` | deletes it (`204`; `409` while a turn runs) |
+//! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
+//! | `GET /v1/agents` | the agents, the default first |
+//! | `GET /healthz`, `GET /readyz` | the process answers; the store answers |
+//! | `GET /` | a web chat |
+//!
+//! Every `/v1` endpoint needs `Authorization: Bearer <token>` unless the server was
+//! explicitly built [`without_auth`](Server::without_auth). Bodies are limited
+//! ([`body_limit`](Server::body_limit), `413` past it), requests are timed out
+//! ([`timeout`](Server::timeout)), and [`serve`](Server::serve) shuts down gracefully:
+//! it stops accepting, lets running turns finish, then returns.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use brute::{Message, brute_agent, middleware::SessionLog, session::JsonlStore};
+//! use brute_serve::Server;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(JsonlStore::new("sessions"));
+//! let agent = brute_agent! {
+//!     use SessionLog { store: store.clone() };
+//!     run |_env| async { Ok(Message::assistant("hello")) };
+//! };
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! Server::new(store)
+//!     .agent("assistant", agent)
+//!     .bearer_token(std::env::var("BRUTE_TOKEN")?)
+//!     .serve(listener, async { tokio::signal::ctrl_c().await.ok(); })
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Then `curl -N -H "Authorization: Bearer $BRUTE_TOKEN" -d '{"input":"hi"}'
+//! http://127.0.0.1:8080/v1/sessions/alice/turns` shows the turn as it runs.
+
+mod approvals;
+mod auth;
+mod chat;
+mod chat_wire;
+mod error;
+mod health;
+mod live;
+mod remote;
+mod runner;
+mod server;
+mod sessions;
+mod sessions_api;
+mod sse;
+mod turns;
+mod web;
+
+pub use error::{ApiError, ServeError};
+pub use remote::{RemoteAgent, RemoteError, RemoteTask};
+pub use server::Server;

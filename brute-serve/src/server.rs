@@ -1,0 +1,210 @@
+//! [`Server`]: the agents, the store and the limits, turned into an axum router and
+//! served with graceful shutdown.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use brute::session::SessionStore;
+use brute::{Agent, BoxAgent, Env, Handler};
+use tokio::net::TcpListener;
+use tokio_util::task::TaskTracker;
+
+use crate::error::{ApiError, ServeError};
+use crate::sessions::{Erased, Sessions};
+use crate::{approvals, auth, chat, health, live, sessions_api, turns, web};
+
+/// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
+///
+/// Every agent must keep its conversation with `SessionLog { store }` on the store
+/// given to [`Server::new`]: the server keeps no session state of its own, so any
+/// number of servers on one store (PostgreSQL) serve the same sessions.
+pub struct Server {
+    sessions: Arc<dyn Sessions>,
+    agents: Vec<(String, Arc<BoxAgent>)>,
+    auth: Option<auth::Auth>,
+    body_limit: usize,
+    timeout: Duration,
+    drain: Duration,
+}
+
+/// What every request handler shares: built once by [`Server::router`].
+pub(crate) struct Shared {
+    pub(crate) sessions: Arc<dyn Sessions>,
+    pub(crate) agents: BTreeMap<String, Arc<BoxAgent>>,
+    pub(crate) default_agent: String,
+    pub(crate) timeout: Duration,
+    /// The running turns: shutdown waits for them.
+    pub(crate) turns: TaskTracker,
+}
+
+impl Shared {
+    /// The agent named `name`, or the first one registered.
+    pub(crate) fn agent(&self, name: Option<&str>) -> Result<&Arc<BoxAgent>, ApiError> {
+        let name = name.unwrap_or(&self.default_agent);
+        self.agents.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
+            ApiError::not_found(format!(
+                "no agent `{name}` on this server (agents: {})",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+impl Server {
+    /// A server whose agents keep their sessions in `store`.
+    pub fn new<S: SessionStore>(store: Arc<S>) -> Server {
+        Server {
+            sessions: Arc::new(Erased(store)),
+            agents: Vec::new(),
+            auth: None,
+            body_limit: 1 << 20,
+            timeout: Duration::from_secs(300),
+            drain: Duration::from_secs(30),
+        }
+    }
+
+    /// Hosts `agent` under `name` (the `agent` field of a turn, the `model` of a chat
+    /// completion). The first agent registered is the default.
+    pub fn agent<S: Handler<Env> + 'static>(
+        mut self,
+        name: impl Into<String>,
+        agent: Agent<S>,
+    ) -> Server {
+        let mut agent = agent.boxed();
+        live::attach(&mut agent);
+        self.agents.push((name.into(), Arc::new(agent)));
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every endpoint but the health
+    /// checks and the web page (call again to accept several tokens).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Server {
+        let mut tokens = match self.auth.take() {
+            Some(auth::Auth::Bearer(tokens)) => tokens,
+            _ => Vec::new(),
+        };
+        tokens.push(token.into());
+        self.auth = Some(auth::Auth::Bearer(tokens));
+        self
+    }
+
+    /// Serves without authentication: only for a server that a proxy in front of it
+    /// authenticates, or one on loopback. A server with neither this nor a token
+    /// refuses to start ([`ServeError::NoAuth`]).
+    pub fn without_auth(mut self) -> Server {
+        self.auth = Some(auth::Auth::Disabled);
+        self
+    }
+
+    /// The largest request body accepted, in bytes (default 1 MiB); larger ones get 413.
+    pub fn body_limit(mut self, bytes: usize) -> Server {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// How long one request may run, a whole streamed turn included (default 5
+    /// minutes). A turn past it is stopped and its stream ends with an error item; a
+    /// request that was not streaming gets 504.
+    pub fn timeout(mut self, timeout: Duration) -> Server {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long graceful shutdown waits for running turns to finish (default 30 s).
+    pub fn drain(mut self, drain: Duration) -> Server {
+        self.drain = drain;
+        self
+    }
+
+    /// The router, with the running turns' tracker that shutdown waits on.
+    fn build(self) -> Result<(Router, TaskTracker, Duration), ServeError> {
+        let auth = self.auth.ok_or(ServeError::NoAuth)?;
+        let default_agent = self
+            .agents
+            .first()
+            .map(|(name, _)| name.clone())
+            .ok_or(ServeError::NoAgent)?;
+        let mut agents = BTreeMap::new();
+        for (name, agent) in self.agents {
+            if agents.insert(name.clone(), agent).is_some() {
+                return Err(ServeError::DuplicateAgent(name));
+            }
+        }
+        let turns = TaskTracker::new();
+        let shared = Arc::new(Shared {
+            sessions: self.sessions,
+            agents,
+            default_agent,
+            timeout: self.timeout,
+            turns: turns.clone(),
+        });
+        let api = Router::new()
+            .route("/v1/sessions/{id}/turns", post(turns::post))
+            .route(
+                "/v1/sessions/{id}/approvals/{call_id}",
+                post(approvals::post),
+            )
+            .route(
+                "/v1/sessions/{id}",
+                get(sessions_api::get).delete(sessions_api::delete),
+            )
+            .route("/v1/chat/completions", post(chat::post))
+            .route("/v1/agents", get(health::agents))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(auth),
+                auth::check,
+            ));
+        let open = Router::new()
+            .route("/", get(web::page))
+            .route("/healthz", get(health::live))
+            .route("/readyz", get(health::ready));
+        let router = api
+            .merge(open)
+            .layer(DefaultBodyLimit::max(self.body_limit))
+            .with_state(shared);
+        Ok((router, turns, self.drain))
+    }
+
+    /// The axum router of the server, to nest in an application of your own. Turns
+    /// started through it run on their own tasks; use [`Server::serve`] to have
+    /// shutdown wait for them.
+    pub fn router(self) -> Result<Router, ServeError> {
+        self.build().map(|(router, _, _)| router)
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then stops accepting
+    /// requests, lets the running turns finish (up to the `drain` time; a turn
+    /// stopped there keeps everything it stored, as after a crash) and returns.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let (router, turns, drain) = self.build()?;
+        // Each SSE event is a small write: without TCP_NODELAY, Nagle's algorithm
+        // holds it until the client's delayed ACK (tens of milliseconds per event).
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("brute-serve: cannot set TCP_NODELAY: {e}");
+            }
+        });
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        turns.close();
+        if tokio::time::timeout(drain, turns.wait()).await.is_err() {
+            tracing::warn!(
+                running = turns.len(),
+                "brute-serve: turns still running after the drain time; stopping them"
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,159 @@
+//! The web chat at `/`, driven in a real headless chromium through chromedriver: type
+//! a prompt, see the streamed reply, approve a tool call, see its result. Fails when
+//! chromium or chromedriver is missing (`.ci/run` installs them): it never skips.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)]
+
+mod support;
+#[path = "support/webdriver.rs"]
+mod webdriver;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use brute::session::JsonlStore;
+use brute::tools::{Approval, DefaultToolPipeline, ToolContext, ToolError};
+use brute::{
+    Completion, Env, Event, Message, Model, Role, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations, SessionLog},
+};
+use brute_serve::Server;
+use serde_json::json;
+use support::{Running, TOKEN};
+
+/// Launches a rocket: appends a line to `launches.log` in the tool root.
+#[brute::tool]
+async fn launch(
+    /// Where to.
+    target: String,
+    cx: &ToolContext,
+) -> Result<String, ToolError> {
+    let path = cx.sandbox().root().join("launches.log");
+    std::fs::write(&path, format!("{target}\n")).map_err(|e| ToolError::failed(e.to_string()))?;
+    Ok(format!("launched to {target}"))
+}
+
+/// Streams each reply in three deltas, 50 ms apart.
+async fn streamed(env: &Env, text: &str) {
+    let third = text.len() / 3;
+    for part in [&text[..third], &text[third..2 * third], &text[2 * third..]] {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        env.emit(Event::ContentDelta(part));
+    }
+}
+
+/// Asks to launch to the moon, then reports the result; every reply streamed.
+struct Launcher;
+
+impl Model for Launcher {
+    async fn complete(&self, env: &Env) -> Result<Completion, brute::Error> {
+        Ok(match env.messages.last() {
+            Some(m) if m.role == Role::User => {
+                let text = "Preparing the launch to the moon.";
+                streamed(env, text).await;
+                Message::tool_calls(
+                    text,
+                    vec![ToolCall::new("c1", "launch", json!({ "target": "moon" }))],
+                )
+            }
+            Some(m) => {
+                let text = format!("Done: {}.", m.content);
+                streamed(env, &text).await;
+                Message::assistant(text)
+            }
+            None => Message::assistant("nothing"),
+        }
+        .into())
+    }
+}
+
+fn server(dir: &Path) -> Server {
+    let store = Arc::new(JsonlStore::new(dir.join("sessions")));
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone() };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use DefaultToolPipeline { tools: (Launch,), root: dir, approval: Approval::ask(["launch"]) };
+        run Launcher;
+    };
+    Server::new(store)
+        .agent("launcher", agent)
+        .bearer_token(TOKEN)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_chat_streams_a_reply_and_approves_a_tool_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = Running::start(server(dir.path())).await;
+    let driver = webdriver::Driver::start().await;
+    let browser = driver.browser().await;
+    browser.goto(&format!("{}/", running.base)).await;
+
+    browser.type_into("#token", TOKEN).await;
+    browser
+        .type_into("#prompt", "Launch a rocket, please.")
+        .await; // leaving #token fires its change
+    browser
+        .wait_for(
+            "the agent list",
+            "return document.querySelector('#agent').value === 'launcher'",
+        )
+        .await;
+    browser.click("#send").await;
+
+    let reply = browser
+        .wait_for(
+            "the streamed reply",
+            "const b = document.querySelector('.assistant'); return b && b.dataset.deltas === '3' ? b.textContent : null",
+        )
+        .await;
+    assert_eq!(reply, "Preparing the launch to the moon.");
+    browser
+        .wait_for(
+            "the approve button",
+            "return !!document.querySelector('.tool .approval button.approve')",
+        )
+        .await;
+    let status = browser.wait_for("the paused status", "const s = document.querySelector('#status').textContent; return s.startsWith('paused') ? s : null").await;
+    assert_eq!(status, "paused: waiting for approval");
+    assert!(
+        !dir.path().join("launches.log").exists(),
+        "nothing runs before approval"
+    );
+
+    // A reload shows the stored conversation, the waiting call with its buttons.
+    browser.goto(&format!("{}/", running.base)).await;
+    browser
+        .wait_for(
+            "the waiting call after a reload",
+            "return !!document.querySelector('.tool .approval button.approve') && document.querySelectorAll('.user').length === 1",
+        )
+        .await;
+
+    browser.click(".tool .approval button.approve").await;
+    let result = browser
+        .wait_for("the tool result", "const r = document.querySelector('.tool .tool-result'); return r ? r.textContent : null")
+        .await;
+    assert_eq!(result, "→ launched to moon");
+    let answer = browser
+        .wait_for(
+            "the final reply",
+            "const b = [...document.querySelectorAll('.assistant')]; return b.length === 2 && b[1].dataset.deltas === '3' && document.querySelector('#status').textContent === 'completed' ? b[1].textContent : null",
+        )
+        .await;
+    assert_eq!(answer, "Done: launched to moon.");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("launches.log")).unwrap(),
+        "moon\n"
+    );
+    assert!(
+        browser
+            .eval("return document.querySelector('.tool .approval')")
+            .await
+            .is_null(),
+        "the buttons are gone"
+    );
+    browser.close().await;
+}
