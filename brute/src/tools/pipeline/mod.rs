@@ -3,9 +3,11 @@
 //! execute) under its approval policy and timeouts ([`approval`]).
 
 mod approval;
+mod deadline;
 mod stages;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -201,8 +203,9 @@ where
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
 {
     /// Runs one call through approval, the per-call pipeline, the timeout and the
-    /// panic guard; returns the result text and whether it is an error.
-    async fn run_one(&self, context: &ToolContext, call: ToolCall) -> (String, bool) {
+    /// panic guard; returns the result text and whether it is an error. The call is
+    /// borrowed: it is copied only when approval rewrites its arguments.
+    async fn run_one(&self, context: &ToolContext, call: &ToolCall) -> (String, bool) {
         // One span per tool call, named after the OpenTelemetry GenAI conventions.
         let span = tracing::info_span!(
             "execute_tool",
@@ -214,27 +217,22 @@ where
         traced!(self.run_one_in_span(context, call), span)
     }
 
-    async fn run_one_in_span(&self, context: &ToolContext, mut call: ToolCall) -> (String, bool) {
-        match self.approval.decide(&call) {
-            Decision::Allow => {}
+    async fn run_one_in_span(&self, context: &ToolContext, call: &ToolCall) -> (String, bool) {
+        let call = match self.approval.decide(call) {
+            Decision::Allow => Cow::Borrowed(call),
             Decision::Deny(reason) => return error_text(&call.name, &ToolError::Denied(reason)),
-            Decision::Rewrite(arguments) => call.arguments = arguments,
-        }
-        let name = call.name.clone();
-        let limit = self.timeouts.get(&name).or(self.timeout);
-        let mut env = ToolCallEnv::new(call, &self.tools, context);
-        // Without a timeout no timer is touched, so a runtime without timers works.
-        let outcome = match limit {
-            Some(limit) => {
-                let run = tokio::time::timeout(limit, self.pipeline.call(&mut env));
-                let outcome = AssertUnwindSafe(run).catch_unwind().await;
-                outcome.map(|timed| timed.map_err(|_elapsed| limit))
-            }
-            None => {
-                let run = self.pipeline.call(&mut env);
-                AssertUnwindSafe(run).catch_unwind().await.map(Ok)
-            }
+            Decision::Rewrite(arguments) => Cow::Owned(ToolCall {
+                arguments,
+                ..call.clone()
+            }),
         };
+        let name = call.name.as_str();
+        let limit = self.timeouts.get(name).or(self.timeout);
+        let mut env = ToolCallEnv::of(Cow::Borrowed(&*call), &self.tools, context);
+        // Without a timeout no timer is touched, so a runtime without timers works;
+        // with one, a call that finishes without waiting touches none either.
+        let run = deadline::within(limit, self.pipeline.call(&mut env));
+        let outcome = AssertUnwindSafe(run).catch_unwind().await;
         let result = match outcome {
             Err(panic) => Err(ToolError::Panicked(panic_message(&*panic))),
             Ok(Err(limit)) => Err(ToolError::Timeout(limit)),
@@ -247,7 +245,7 @@ where
         };
         let (text, is_error) = match result {
             Ok(output) => (output.content, false),
-            Err(error) => error_text(&name, &error),
+            Err(error) => error_text(name, &error),
         };
         let text = context.secrets().redact_owned(text);
         (
@@ -306,53 +304,61 @@ where
         let shared = self.shared()?;
         advertise(env, &shared.specs);
         self.app.call(env).await?;
-        let calls = match env.messages.last() {
-            Some(message) if message.has_tool_calls() => message.tool_calls.clone(),
+        // The calls are read where they are, in the reply (the last message); results
+        // are appended after it, so the reply stays at `reply`.
+        let reply = match env.messages.last() {
+            Some(message) if message.has_tool_calls() => env.messages.len() - 1,
             _ => return Ok(()),
         };
-        for call in &calls {
+        let calls = &env.messages[reply].tool_calls;
+        for call in calls {
             env.emit(Event::ToolCallStart { call });
         }
         if let [call] = calls.as_slice() {
-            // One call: no stream to set up (the common case).
-            let result = self.run_one(&shared.context, call.clone()).await;
-            return append_result(env, call, result).await;
+            // One call: no stream to set up (the common case), and nothing is appended
+            // while it runs, so it runs borrowed from the reply.
+            let result = self.run_one(&shared.context, call).await;
+            return append_result(env, reply, 0, result).await;
         }
+        // Several calls: results are appended while later calls still run, so the
+        // calls they borrow cannot live in the transcript; one copy of the list.
+        let calls = calls.clone();
         // Collected first: a lazy iterator held across the awaits below would not be
         // `Send` for every lifetime.
         let runs: Vec<_> = calls
             .iter()
-            .map(|call| self.run_one(&shared.context, call.clone()))
+            .map(|call| self.run_one(&shared.context, call))
             .collect();
         let mut results = futures_util::stream::iter(runs).buffered(self.concurrency.max(1));
         // Results arrive in call order; each is appended and made durable as soon as it
         // and every call before it are done, so a crash in the middle of a batch loses no
         // finished result.
-        for call in &calls {
+        for index in 0..calls.len() {
             let Some(result) = results.next().await else {
                 break;
             };
-            append_result(env, call, result).await?;
+            append_result(env, reply, index, result).await?;
         }
         Ok(())
     }
 }
 
-/// Appends the result of `call`, makes it durable (the durability step,
-/// [`Env::persist`]) and reports it.
+/// Appends the result of call `index` of the reply at `reply`, makes it durable (the
+/// durability step, [`Env::persist`]) and reports it.
 async fn append_result(
     env: &mut Env,
-    call: &ToolCall,
+    reply: usize,
+    index: usize,
     (content, is_error): (String, bool),
 ) -> Result<(), Error> {
-    env.messages
-        .push(Message::tool_result(call.id.clone(), content));
+    let id = env.messages[reply].tool_calls[index].id.clone();
+    env.messages.push(Message::tool_result(id, content));
     if env.persists() {
         env.persist().await?;
     }
     if let Some(result) = env.messages.last() {
         env.emit(Event::ToolResult {
-            call,
+            call: &env.messages[reply].tool_calls[index],
             result,
             is_error,
         });
