@@ -227,7 +227,11 @@ where
             }),
         };
         let name = call.name.as_str();
-        let limit = self.timeouts.get(name).or(self.timeout);
+        let limit = if self.timeouts.is_empty() {
+            self.timeout
+        } else {
+            self.timeouts.get(name).or(self.timeout)
+        };
         let mut env = ToolCallEnv::of(Cow::Borrowed(&*call), &self.tools, context);
         // Without a timeout no timer is touched, so a runtime without timers works;
         // with one, a call that finishes without waiting touches none either.
