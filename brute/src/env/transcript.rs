@@ -49,6 +49,10 @@ pub struct Transcript {
 /// The rewrites of a transcript: a pointer until the first one, so that the env, which
 /// moves with every turn, stays small (most turns only append).
 #[derive(Default)]
+#[expect(
+    clippy::box_collection,
+    reason = "one pointer in the env instead of a Vec's three words; allocated on the first rewrite only"
+)]
 struct Rewrites(Option<Box<Vec<usize>>>);
 
 impl Rewrites {
