@@ -46,8 +46,9 @@ use crate::tool::ToolSpec;
 ///
 /// - calls run concurrently, at most `concurrency` at once; calls that change the same
 ///   file run one after the other;
-/// - each call has a timeout (`timeout`, per tool `timeouts`); dropping the turn's
-///   future cancels running calls and kills their processes;
+/// - each call has a timeout (`timeout`, per tool `timeouts`), started when the call
+///   first waits (a call that finishes without waiting touches no timer); dropping the
+///   turn's future cancels running calls and kills their processes;
 /// - an unknown tool, arguments that are not JSON or do not match the schema, a tool
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
@@ -104,8 +105,8 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// How many calls run at once (default 8).
     #[middleware(default = 8)]
     concurrency: usize,
-    /// How long one call may take before it is cancelled (default 10 minutes);
-    /// `None` for no limit. Timeouts need a Tokio runtime with timers
+    /// How long one call may take, from its first wait, before it is cancelled
+    /// (default 10 minutes); `None` for no limit. Timeouts need a Tokio runtime with timers
     /// (`enable_time()`): with `timeout: None` and no `timeouts`, the pipeline runs on
     /// a runtime without them (tools that sleep or time out, such as `shell`, still
     /// need them).
