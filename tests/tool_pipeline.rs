@@ -420,6 +420,52 @@ async fn approval_allows_denies_and_rewrites() {
         )
     );
     assert_eq!(results[2], ("r", "rewritten"));
+    // The rewrite applies to the run, not to the record: the reply keeps the call the
+    // model made (the pipeline copies a call only to rewrite it).
+    assert_eq!(
+        outcome.env.messages[1].tool_calls[2].arguments,
+        json!({"ms": 1, "label": "original"})
+    );
+}
+
+#[tokio::test]
+async fn a_single_call_is_rewritten_for_its_run_only_and_reported_with_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![call("one", "sleep", json!({"ms": 1, "label": "asked"}))],
+        ),
+        Message::assistant("ok"),
+    ]);
+    let policy = Approval::new(|_| Decision::Rewrite(json!({"ms": 1, "label": "approved"})));
+    let mut agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep,), root: dir.path(), approval: policy, timeout: None };
+        run model;
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let events = seen.clone();
+    agent.on(EventKind::ToolResult, move |_env, event| {
+        if let Event::ToolResult { call, result, .. } = event {
+            events.lock().unwrap().push((
+                call.id.clone(),
+                call.arguments["label"].clone(),
+                result.content.clone(),
+            ));
+        }
+    });
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(tool_results(&outcome.env.messages), [("one", "approved")]);
+    assert_eq!(
+        outcome.env.messages[1].tool_calls[0].arguments["label"],
+        "asked"
+    );
+    // The event names the call as the model made it, with the result of the run.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [("one".to_string(), json!("asked"), "approved".to_string())]
+    );
 }
 
 #[tokio::test]

@@ -241,3 +241,91 @@ mod renamed_crate {
         assert_eq!(out.content, "hi");
     }
 }
+
+/// A tool with state: counts its calls and adds to a running total. Calls may run at
+/// the same time, so the state is atomic.
+#[derive(Default)]
+struct Tally {
+    calls: std::sync::atomic::AtomicU64,
+    total: std::sync::atomic::AtomicI64,
+}
+
+#[tool]
+impl Tally {
+    /// Adds a number to the running total and returns the total.
+    async fn tally(
+        &self,
+        /// The number to add.
+        add: i64,
+        cx: &ToolContext,
+    ) -> Result<String, ToolError> {
+        use std::sync::atomic::Ordering;
+        let _ = cx.sandbox().root();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let total = self.total.fetch_add(add, Ordering::Relaxed) + add;
+        Ok(total.to_string())
+    }
+}
+
+/// The schema `lookup` advertises, word for word.
+fn lookup_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": { "key": { "type": "string", "enum": ["a", "b"] } },
+        "required": ["key"],
+        "additionalProperties": false
+    })
+}
+
+/// Looks a key up.
+#[tool(schema = lookup_schema())]
+async fn lookup(key: String) -> Result<String, ToolError> {
+    Ok(format!("value of {key}"))
+}
+
+#[tokio::test]
+async fn a_tool_on_a_method_keeps_its_state_across_calls() {
+    use std::sync::atomic::Ordering;
+    let tally = Tally::default();
+    let spec = &specs(&tally)[0];
+    assert_eq!(spec.name, "tally");
+    assert_eq!(
+        spec.description,
+        "Adds a number to the running total and returns the total."
+    );
+    assert_eq!(spec.parameters["required"], json!(["add"]));
+    assert_eq!(
+        spec.parameters["properties"]["add"]["description"],
+        "The number to add."
+    );
+    let (_dir, cx) = context();
+    let first = run(&tally, &cx, "tally", json!({"add": 2})).await.unwrap();
+    let second = run(&tally, &cx, "tally", json!({"add": 5})).await.unwrap();
+    assert_eq!(
+        (first.content.as_str(), second.content.as_str()),
+        ("2", "7")
+    );
+    assert_eq!(tally.calls.load(Ordering::Relaxed), 2);
+    // The method is still an ordinary method of the struct.
+    assert_eq!(tally.tally(1, &cx).await.unwrap(), "8");
+    // Its arguments are checked like any tool's.
+    let err = run(&tally, &cx, "tally", json!({"add": "x"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("add"), "{err}");
+}
+
+#[tokio::test]
+async fn a_tool_given_an_exact_schema_advertises_it_and_still_checks_arguments() {
+    let spec = &specs(&Lookup)[0];
+    assert_eq!(spec.parameters.as_ref(), &lookup_schema());
+    let (_dir, cx) = context();
+    let out = run(&Lookup, &cx, "lookup", json!({"key": "a"}))
+        .await
+        .unwrap();
+    assert_eq!(out.content, "value of a");
+    let err = run(&Lookup, &cx, "lookup", json!({"key": 3}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("key"), "{err}");
+}

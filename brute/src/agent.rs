@@ -128,15 +128,26 @@ impl<S: Handler<Env>> Agent<S> {
     pub async fn start(&self, prompt: impl Into<String>) -> Result<Outcome, Error> {
         let mut env = self.env();
         env.messages.push(Message::user(prompt));
-        self.turn(env).await
+        // The env stays in this future and the turn borrows it: moving it into
+        // `turn`'s future and out again cost two copies of it per turn.
+        let stop = self.run(&mut env).await?;
+        Ok(Outcome { stop, env })
     }
 
     /// Runs one turn on a prepared env (see [`Agent::env`]).
     ///
     /// [`Event::TurnEnd`] fires whether the turn succeeded or failed.
     pub async fn turn(&self, mut env: Env) -> Result<Outcome, Error> {
-        let span = Self::begin(&env);
-        match traced!(self.stack.call(&mut env), span) {
+        let stop = self.run(&mut env).await?;
+        Ok(Outcome { stop, env })
+    }
+
+    /// The turn itself, over a borrowed env: the stack between [`Event::TurnStart`]
+    /// and [`Event::TurnEnd`].
+    #[inline]
+    async fn run(&self, env: &mut Env) -> Result<StopReason, Error> {
+        let span = Self::begin(env);
+        match traced!(self.stack.call(env), span) {
             Ok(()) => Ok(Self::finish(env)),
             Err(error) => {
                 env.emit(Event::TurnEnd {
@@ -160,7 +171,7 @@ impl<S: Handler<Env>> Agent<S> {
     }
 
     #[inline]
-    fn finish(env: Env) -> Outcome {
+    fn finish(env: &Env) -> StopReason {
         let stop = match &env.should_exit {
             Some(reason) => StopReason::Exited(reason.clone()),
             None => match env.messages.last() {
@@ -171,7 +182,7 @@ impl<S: Handler<Env>> Agent<S> {
             },
         };
         env.emit(Event::TurnEnd { result: Ok(&stop) });
-        Outcome { stop, env }
+        stop
     }
 
     /// Erases the stack's type, so that agents built from different stacks can be

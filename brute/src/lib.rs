@@ -163,8 +163,37 @@ pub use stop::{ExitReason, StopReason};
 /// `Result<T, E>` with `T: Into<ToolOutput>` (`String`, `&str`, `serde_json::Value`)
 /// and `E: Into<ToolError>` (`ToolError`, `String`, `&str`).
 ///
-/// Options: `#[tool(name = "..", description = "..", crate = path)]`; attributes on
-/// parameters (`#[serde(default)]`, `#[schemars(..)]`) go to the argument's field.
+/// Options: `#[tool(name = "..", description = "..", schema = expr, crate = path)]`;
+/// attributes on parameters (`#[serde(default)]`, `#[schemars(..)]`) go to the
+/// argument's field. `schema` advertises `expr` (a `serde_json::Value`) as the tool's
+/// exact JSON Schema instead of the one derived from its parameters; the arguments are
+/// still checked by deserialising them into the parameters' types.
+///
+/// A tool with state (a pool, a client, a counter) is a struct with `#[tool]` on an
+/// `impl` block holding one `async fn name(&self, ..)`: the struct is the tool, the
+/// method's name is its name and `pub struct NameArgs` its arguments. Calls may run at
+/// the same time, so state that changes sits behind an atomic or a lock:
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use brute::tools::{ToolError, ToolSet};
+///
+/// struct Counter {
+///     count: AtomicU64,
+/// }
+///
+/// #[brute::tool]
+/// impl Counter {
+///     /// Counts its calls.
+///     async fn count(&self) -> Result<String, ToolError> {
+///         Ok((self.count.fetch_add(1, Ordering::Relaxed) + 1).to_string())
+///     }
+/// }
+///
+/// let mut specs = Vec::new();
+/// Counter { count: AtomicU64::new(0) }.specs(&mut specs);
+/// assert_eq!(specs[0].name, "count");
+/// ```
 ///
 /// ```
 /// use brute::tools::{ToolContext, ToolError, ToolSet};

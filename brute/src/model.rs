@@ -251,8 +251,11 @@ fn after_call(env: &mut Env, mut message: Message, usage: Option<Usage>, span: &
             );
         });
     }
-    if !message.tool_calls.is_empty() {
-        unique_call_ids(&mut message, env.iteration);
+    // One call with an id (the common reply) is unique already.
+    match message.tool_calls.as_slice() {
+        [] => {}
+        [call] if !call.id.is_empty() => {}
+        _ => unique_call_ids(&mut message, env.iteration),
     }
     env.messages.push(message);
 }

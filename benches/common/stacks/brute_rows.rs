@@ -20,8 +20,9 @@ use super::scenario::{
     DESCRIPTION, Noop, NoopArgs, PROMPT, TOOL, USER, advertise, run_calls, spec,
 };
 
-/// The no-op tool as a brute `Tool` (written by hand: a `#[tool]` fn cannot hold the
-/// run counter).
+/// The no-op tool as a brute `Tool` written by hand, for the rows that switch its
+/// truncation off (`#[tool]` has no option for it) and the rows that compare the
+/// pipelines with it.
 #[derive(Clone, Debug)]
 pub struct NoopTool {
     body: Noop,
@@ -78,6 +79,32 @@ impl<H: Handler<Env>> BruteRow<H> {
     }
 }
 
+/// The no-op tool as a user writes it: `#[tool]` on a method, so that it holds the
+/// run counter, with the scenario's schema given exactly (the other rows advertise
+/// `scenario::spec()`, whose argument type documents itself differently from the one
+/// `#[tool]` generates). In a module of its own: `#[tool]` names its arguments
+/// `NoopArgs`, as the scenario does.
+mod as_method {
+    use brute::tools::ToolError;
+
+    use super::super::scenario::{self, Noop, spec};
+
+    /// The tool: the body with its run counter.
+    pub struct NoopMethod {
+        pub body: Noop,
+    }
+
+    #[brute::tool(schema = (*spec().parameters).clone())]
+    impl NoopMethod {
+        /// Does nothing and says so.
+        async fn noop(&self, n: u64) -> Result<String, ToolError> {
+            Ok(self.body.run(scenario::NoopArgs { n }).await)
+        }
+    }
+}
+
+use as_method::NoopMethod;
+
 /// brute's default stack.
 pub fn default_stack(
     model: ScriptedModel,
@@ -88,7 +115,7 @@ pub fn default_stack(
         use SystemPrompt { prompt: PROMPT };
         use Loop::ToolResult;
         use MaxIterations;
-        use DefaultToolPipeline { tools: (NoopTool::new(tool),), root: root };
+        use DefaultToolPipeline { tools: (NoopMethod { body: tool },), root: root };
         run model;
     };
     BruteRow { agent }

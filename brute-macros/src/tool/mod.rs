@@ -13,38 +13,91 @@
 //!
 //! expands to `struct Add;`, `struct AddArgs { a: i64, b: i64 }` deriving
 //! `Deserialize` and `JsonSchema`, and `impl Tool for Add` whose `call` destructures
-//! the arguments and runs the body. Every runtime path goes through
-//! `<crate>::__private::v1`.
+//! the arguments and runs the body.
+//!
+//! A tool with state is a struct with one `&self` method, `#[tool]` on its `impl`:
+//!
+//! ```text
+//! #[tool]
+//! impl Counter {
+//!     /// Counts.                          // the description
+//!     async fn count(&self, by: u64) -> Result<String, ToolError> { .. }
+//! }
+//! ```
+//!
+//! keeps the impl as written and adds `pub struct CountArgs { by: u64 }` (public: the
+//! `impl Tool` names it, and it is as visible as the struct, which the impl block does
+//! not show) and `impl Tool for Counter`, whose `call` calls `self.count(by)`. In both forms
+//! `#[tool(schema = expr)]` advertises `expr` (a `serde_json::Value`) as the exact
+//! schema instead of the one derived from the arguments. Every runtime path goes
+//! through `<crate>::__private::v1`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, LitStr, Meta, Pat, Path, Type};
+use syn::{
+    Attribute, Expr, FnArg, Ident, ImplItem, Item, ItemFn, ItemImpl, Lit, LitStr, Meta, Pat, Path,
+    ReceiverKind, Signature, Type,
+};
 
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse2::<ItemFn>(input) {
-        Ok(item) => item,
-        Err(err) => {
-            return syn::Error::new(
-                err.span(),
-                "`#[tool]` goes on an async fn: `#[tool] async fn name(arg: Type, ..) -> Result<..> { .. }`",
-            )
-            .to_compile_error();
-        }
+    let item = match syn::parse2::<Item>(input) {
+        Ok(Item::Fn(item)) => Target::Fn(item),
+        Ok(Item::Impl(item)) => Target::Impl(item),
+        Ok(other) => return not_a_target(other.span()),
+        Err(err) => return not_a_target(err.span()),
     };
-    match read_args(args).and_then(|options| generate(options, item.clone())) {
+    match read_args(args).and_then(|options| match item.clone() {
+        Target::Fn(item) => generate_fn(options, item),
+        Target::Impl(item) => generate_impl(options, item),
+    }) {
         Ok(tokens) => tokens,
         Err(err) => {
-            // The fn as written (without the parameter attributes only a tool may
+            // The item as written (without the parameter attributes only a tool may
             // carry) beside the error, so that one mistake gives one error.
-            let mut item = item;
-            for input in item.sig.inputs.iter_mut() {
-                if let FnArg::Typed(typed) = input {
-                    typed.attrs.clear();
+            let error = err.to_compile_error();
+            match item {
+                Target::Fn(mut item) => {
+                    clear_param_attrs(&mut item.sig);
+                    // A receiver outside an impl is the error reported above.
+                    item.sig.inputs = std::mem::take(&mut item.sig.inputs)
+                        .into_iter()
+                        .filter(|input| !matches!(input, FnArg::Receiver(_)))
+                        .collect();
+                    quote! { #error #[allow(dead_code)] #item }
+                }
+                Target::Impl(mut item) => {
+                    for member in item.items.iter_mut() {
+                        if let ImplItem::Fn(method) = member {
+                            clear_param_attrs(&mut method.sig);
+                        }
+                    }
+                    quote! { #error #item }
                 }
             }
-            let error = err.to_compile_error();
-            quote! { #error #[allow(dead_code)] #item }
+        }
+    }
+}
+
+/// What `#[tool]` was put on.
+#[derive(Clone)]
+enum Target {
+    Fn(ItemFn),
+    Impl(ItemImpl),
+}
+
+fn not_a_target(span: Span) -> TokenStream {
+    syn::Error::new(
+        span,
+        "`#[tool]` goes on an async fn: `#[tool] async fn name(arg: Type, ..) -> Result<..> { .. }`, or, for a tool with state, on an `impl` block holding one `async fn name(&self, arg: Type, ..)`",
+    )
+    .to_compile_error()
+}
+
+fn clear_param_attrs(sig: &mut Signature) {
+    for input in sig.inputs.iter_mut() {
+        if let FnArg::Typed(typed) = input {
+            typed.attrs.clear();
         }
     }
 }
@@ -53,6 +106,7 @@ struct Options {
     krate: TokenStream,
     name: Option<LitStr>,
     description: Option<LitStr>,
+    schema: Option<Expr>,
 }
 
 fn read_args(args: TokenStream) -> syn::Result<Options> {
@@ -60,6 +114,7 @@ fn read_args(args: TokenStream) -> syn::Result<Options> {
         krate: quote!(::brute),
         name: None,
         description: None,
+        schema: None,
     };
     if args.is_empty() {
         return Ok(options);
@@ -69,11 +124,13 @@ fn read_args(args: TokenStream) -> syn::Result<Options> {
             options.name = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("description") {
             options.description = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("schema") {
+            options.schema = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("crate") {
             options.krate = meta.value()?.parse::<Path>()?.into_token_stream();
         } else {
             return Err(meta.error(
-                "unknown `tool` attribute; expected one of: `name`, `description`, `crate`",
+                "unknown `tool` attribute; expected one of: `name`, `description`, `schema`, `crate`",
             ));
         }
         Ok(())
@@ -124,40 +181,65 @@ struct Param<'a> {
     attrs: &'a [Attribute],
 }
 
-fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
-    let Options {
-        krate,
-        name,
-        description,
-    } = options;
-    let sig = &item.sig;
+/// A tool's signature, read and checked: its arguments and the parameter that receives
+/// the context.
+struct Sig<'a> {
+    params: Vec<Param<'a>>,
+    context: Option<&'a Ident>,
+}
+
+/// Reads the parameters of a tool's fn (`method`: of a `&self` method, whose receiver
+/// comes first).
+fn read_sig(sig: &Signature, method: bool) -> syn::Result<Sig<'_>> {
+    let what = if method { "method" } else { "fn" };
     if sig.asyncness.is_none() {
         return Err(syn::Error::new(
             sig.fn_token.span(),
-            "a `#[tool]` fn must be `async`: write `async fn`",
+            format!("a `#[tool]` {what} must be `async`: write `async fn`"),
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         return Err(syn::Error::new(
             sig.generics.span(),
-            "a `#[tool]` fn cannot be generic: its arguments must have one JSON Schema",
+            format!(
+                "a `#[tool]` {what} cannot be generic: its arguments must have one JSON Schema"
+            ),
         ));
     }
     if matches!(sig.output, syn::ReturnType::Default) {
         return Err(syn::Error::new(
             sig.ident.span(),
-            "a `#[tool]` fn returns `Result<T, E>` with `T: Into<ToolOutput>` (String, &str, serde_json::Value) and `E: Into<ToolError>`",
+            format!(
+                "a `#[tool]` {what} returns `Result<T, E>` with `T: Into<ToolOutput>` (String, &str, serde_json::Value) and `E: Into<ToolError>`"
+            ),
         ));
     }
-
+    let mut inputs = sig.inputs.iter();
+    if method {
+        match inputs.next() {
+            Some(FnArg::Receiver(r)) if matches!(r.kind, ReceiverKind::Reference(_, _, None)) => {}
+            Some(FnArg::Receiver(r)) => {
+                return Err(syn::Error::new(
+                    r.span(),
+                    "a `#[tool]` method takes `&self`: calls may run at the same time, so a tool's state is shared (use atomics or a lock for what changes)",
+                ));
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    sig.ident.span(),
+                    "a `#[tool]` method takes `&self` first: `async fn name(&self, arg: Type, ..)`",
+                ));
+            }
+        }
+    }
     let mut params = Vec::new();
     let mut context: Option<&Ident> = None;
-    for input in &sig.inputs {
+    for input in inputs {
         let typed = match input {
             FnArg::Receiver(r) => {
                 return Err(syn::Error::new(
                     r.span(),
-                    "a `#[tool]` fn cannot take `self`",
+                    "a `#[tool]` fn cannot take `self`; for a tool with state, put `#[tool]` on an `impl` block holding one `async fn name(&self, ..)`",
                 ));
             }
             FnArg::Typed(typed) => typed,
@@ -175,7 +257,9 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
             if context.is_some() {
                 return Err(syn::Error::new(
                     typed.ty.span(),
-                    "only one parameter of a `#[tool]` fn may be a reference (`cx: &ToolContext`); arguments are owned values",
+                    format!(
+                        "only one parameter of a `#[tool]` {what} may be a reference (`cx: &ToolContext`); arguments are owned values"
+                    ),
                 ));
             }
             context = Some(ident);
@@ -187,8 +271,170 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
             attrs: &typed.attrs,
         });
     }
+    Ok(Sig { params, context })
+}
 
-    let fn_ident = &sig.ident;
+/// The arguments the body is called with, in the order written.
+fn call_args(sig: &Signature, context: Option<&Ident>) -> Vec<TokenStream> {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(typed) => match &*typed.pat {
+                Pat::Ident(p) if Some(&p.ident) == context => Some(quote!(__brute_cx)),
+                Pat::Ident(p) => {
+                    let ident = &p.ident;
+                    Some(quote!(#ident))
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+fn generate_fn(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
+    let sig = &item.sig;
+    let read = read_sig(sig, false)?;
+    let args = call_args(sig, read.context);
+
+    // The body as written, as a nested fn with the parameters as written minus attributes.
+    let mut inner = item.clone();
+    inner.attrs.retain(|a| !a.path().is_ident("doc"));
+    inner.vis = syn::Visibility::Inherited;
+    inner.sig.ident = format_ident!("__brute_tool_body");
+    clear_param_attrs(&mut inner.sig);
+    let call = quote!(__brute_tool_body(#(#args),*));
+
+    let tool_ident = camel(&sig.ident);
+    let generated = generate(Generate {
+        options,
+        fn_ident: &sig.ident,
+        docs: &item.attrs,
+        vis: &item.vis,
+        tool: &tool_ident,
+        read,
+        body: Some(inner),
+        call,
+    })?;
+    let tool_doc = generated.tool_doc;
+    let body = generated.tokens;
+    let vis = &item.vis;
+    Ok(quote! {
+        #[doc = #tool_doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #tool_ident;
+
+        #body
+    })
+}
+
+fn generate_impl(options: Options, mut item: ItemImpl) -> syn::Result<TokenStream> {
+    if let Some((path, _)) = &item.trait_ {
+        return Err(syn::Error::new(
+            path.span(),
+            "`#[tool]` goes on an inherent `impl` block (`impl MyTool { .. }`), not a trait impl",
+        ));
+    }
+    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+        return Err(syn::Error::new(
+            item.generics.span(),
+            "a `#[tool]` impl cannot be generic: a tool is one type with one JSON Schema",
+        ));
+    }
+    let mut methods = item.items.iter().filter_map(|member| match member {
+        ImplItem::Fn(method) => Some(method),
+        _ => None,
+    });
+    let method = match (methods.next(), methods.next()) {
+        (Some(method), None) => method.clone(),
+        (None, _) => {
+            return Err(syn::Error::new(
+                item.self_ty.span(),
+                "a `#[tool]` impl holds the tool's method: `async fn name(&self, arg: Type, ..) -> Result<..>`",
+            ));
+        }
+        (Some(_), Some(second)) => {
+            return Err(syn::Error::new(
+                second.sig.ident.span(),
+                "a `#[tool]` impl holds one method, the tool; put other methods in an `impl` block of their own",
+            ));
+        }
+    };
+    let sig = &method.sig;
+    let read = read_sig(sig, true)?;
+    let args = call_args(sig, read.context);
+    let method_ident = &sig.ident;
+    let call = quote!(self.#method_ident(#(#args),*));
+
+    let self_ty = item.self_ty.clone();
+    let tool = quote!(#self_ty);
+    // The arguments are as visible as anything can be: the tool's `impl Tool` names
+    // them, and it is as visible as the struct, which the impl block does not show.
+    let vis: syn::Visibility = syn::parse_quote!(pub);
+    let generated = generate(Generate {
+        options,
+        fn_ident: method_ident,
+        docs: &method.attrs,
+        vis: &vis,
+        tool: &tool,
+        read,
+        body: None,
+        call,
+    })?;
+    // The method stays as written, minus the attributes only its tool's fields carry.
+    for member in item.items.iter_mut() {
+        if let ImplItem::Fn(method) = member {
+            clear_param_attrs(&mut method.sig);
+        }
+    }
+    let body = generated.tokens;
+    Ok(quote! {
+        #item
+
+        #body
+    })
+}
+
+/// What both forms share: the tool's name, description, arguments and the call.
+struct Generate<'a, T: ToTokens> {
+    options: Options,
+    /// The fn or method, whose name is the tool's.
+    fn_ident: &'a Ident,
+    /// Its attributes (the doc comment is the description).
+    docs: &'a [Attribute],
+    vis: &'a syn::Visibility,
+    /// The tool's type.
+    tool: &'a T,
+    read: Sig<'a>,
+    /// The body as a nested fn, for a tool made of a fn.
+    body: Option<ItemFn>,
+    /// An expression whose future runs the body with the arguments bound by name.
+    call: TokenStream,
+}
+
+struct Generated {
+    tool_doc: String,
+    tokens: TokenStream,
+}
+
+/// `struct <Name>Args` and `impl Tool for <tool>`.
+fn generate<T: ToTokens>(input: Generate<'_, T>) -> syn::Result<Generated> {
+    let Generate {
+        options,
+        fn_ident,
+        docs,
+        vis,
+        tool,
+        read,
+        body,
+        call,
+    } = input;
+    let Options {
+        krate,
+        name,
+        description,
+        schema,
+    } = options;
     let tool_name = name.unwrap_or_else(|| {
         let text = fn_ident.to_string();
         LitStr::new(text.strip_prefix("r#").unwrap_or(&text), fn_ident.span())
@@ -196,7 +442,7 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
     let description = match description {
         Some(lit) => lit,
         None => {
-            let text = doc_text(&item.attrs);
+            let text = doc_text(docs);
             if text.is_empty() {
                 return Err(syn::Error::new(
                     fn_ident.span(),
@@ -207,9 +453,7 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
         }
     };
 
-    let vis = &item.vis;
-    let tool_ident = camel(fn_ident);
-    let args_ident = format_ident!("{}Args", tool_ident);
+    let args_ident = format_ident!("{}Args", camel(fn_ident));
     let serde_path = LitStr::new(
         &format!(
             "{}::__private::v1::serde",
@@ -226,7 +470,7 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
     );
     let private = quote!(#krate::__private::v1);
 
-    let fields = params.iter().map(|p| {
+    let fields = read.params.iter().map(|p| {
         let ident = p.ident;
         let ty = p.ty;
         let has_doc = p.attrs.iter().any(|a| a.path().is_ident("doc"));
@@ -237,38 +481,21 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
         });
         quote_spanned! {ident.span()=> #default_doc #(#attrs)* pub #ident: #ty }
     });
-    let idents: Vec<&Ident> = params.iter().map(|p| p.ident).collect();
-
-    // The body as written, as a nested fn with the parameters as written minus attributes.
-    let mut inner = item.clone();
-    inner.attrs.retain(|a| !a.path().is_ident("doc"));
-    inner.vis = syn::Visibility::Inherited;
-    inner.sig.ident = format_ident!("__brute_tool_body");
-    for input in inner.sig.inputs.iter_mut() {
-        if let FnArg::Typed(typed) = input {
-            typed.attrs.clear();
-        }
-    }
-    let call_args = sig.inputs.iter().map(|input| match input {
-        FnArg::Typed(typed) => match &*typed.pat {
-            Pat::Ident(p) if Some(&p.ident) == context => quote!(__brute_cx),
-            Pat::Ident(p) => {
-                let ident = &p.ident;
-                quote!(#ident)
+    let idents: Vec<&Ident> = read.params.iter().map(|p| p.ident).collect();
+    // An exact schema replaces the derived one in what is advertised; the arguments are
+    // still checked by deserialising them.
+    let parameters = schema.map(|schema| {
+        quote_spanned! {schema.span()=>
+            fn parameters(&self) -> #private::Value {
+                #private::ExactSchema::into_schema(#schema)
             }
-            _ => quote!(),
-        },
-        FnArg::Receiver(_) => quote!(),
+        }
     });
 
     let tool_doc = format!("The `{}` tool: {}", tool_name.value(), description.value());
     let args_doc = format!("Arguments of the `{}` tool.", tool_name.value());
 
-    Ok(quote! {
-        #[doc = #tool_doc]
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #tool_ident;
-
+    let tokens = quote! {
         #[doc = #args_doc]
         #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
         #[serde(crate = #serde_path)]
@@ -277,7 +504,7 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
             #(#fields,)*
         }
 
-        impl #private::Tool for #tool_ident {
+        impl #private::Tool for #tool {
             type Args = #args_ident;
 
             fn name(&self) -> &str {
@@ -288,19 +515,22 @@ fn generate(options: Options, item: ItemFn) -> syn::Result<TokenStream> {
                 #description
             }
 
+            #parameters
+
             async fn call(
                 &self,
                 args: #args_ident,
                 __brute_cx: &#private::ToolContext,
             ) -> ::core::result::Result<#private::ToolOutput, #private::ToolError> {
-                #inner
+                #body
                 let _ = __brute_cx;
                 let #args_ident { #(#idents),* } = args;
-                match __brute_tool_body(#(#call_args),*).await {
+                match #call.await {
                     ::core::result::Result::Ok(value) => ::core::result::Result::Ok(::core::convert::Into::into(value)),
                     ::core::result::Result::Err(error) => ::core::result::Result::Err(::core::convert::Into::into(error)),
                 }
             }
         }
-    })
+    };
+    Ok(Generated { tool_doc, tokens })
 }

@@ -43,7 +43,36 @@ pub struct Transcript {
     /// How many messages are not `system`: the length of the record.
     recorded: usize,
     /// One entry per rewrite, in order: the lowest position of the record it touched.
-    rewrites: Vec<usize>,
+    rewrites: Rewrites,
+}
+
+/// The rewrites of a transcript: a pointer until the first one, so that the env, which
+/// moves with every turn, stays small (most turns only append).
+#[derive(Default)]
+#[expect(
+    clippy::box_collection,
+    reason = "one pointer in the env instead of a Vec's three words; allocated on the first rewrite only"
+)]
+struct Rewrites(Option<Box<Vec<usize>>>);
+
+impl Rewrites {
+    fn push(&mut self, position: usize) {
+        self.0.get_or_insert_default().push(position);
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |r| r.len())
+    }
+
+    /// The rewrites after the first `seen`.
+    #[inline]
+    fn since(&self, seen: usize) -> &[usize] {
+        match &self.0 {
+            Some(all) => &all[seen.min(all.len())..],
+            None => &[],
+        }
+    }
 }
 
 /// A point in a transcript's history, taken with [`Transcript::mark`]: what a store
@@ -228,7 +257,9 @@ impl Transcript {
     /// messages), or a rewrite (the whole conversation). Costs a look at the rewrites
     /// since `mark` (usually none) and at the appended messages.
     pub fn changes_since(&self, mark: Mark) -> Changes<'_> {
-        let rewritten = self.rewrites[mark.rewrites.min(self.rewrites.len())..]
+        let rewritten = self
+            .rewrites
+            .since(mark.rewrites)
             .iter()
             .any(|&position| position < mark.recorded);
         if rewritten || mark.id != self.id || self.recorded < mark.recorded {
@@ -292,7 +323,7 @@ impl Clone for Transcript {
             id: next_id(),
             messages: self.messages.clone(),
             recorded: self.recorded,
-            rewrites: Vec::new(),
+            rewrites: Rewrites::default(),
         }
     }
 }
@@ -320,7 +351,7 @@ impl From<Vec<Message>> for Transcript {
             id: next_id(),
             messages,
             recorded,
-            rewrites: Vec::new(),
+            rewrites: Rewrites::default(),
         }
     }
 }

@@ -89,6 +89,12 @@ pub(crate) fn parse_args<A: DeserializeOwned>(arguments: &Value) -> Result<A, To
         }
         other => other,
     };
+    // Arguments that fit (the usual case) are read directly; tracking the path costs
+    // a little on every field, so only arguments that do not fit are read again with
+    // it, to name the field. The same input gives the same error both times.
+    if let Ok(args) = A::deserialize(value) {
+        return Ok(args);
+    }
     serde_path_to_error::deserialize(value).map_err(|err| {
         let field = quoted(&err.path().to_string());
         // serde quotes the values it refuses ("invalid type: string \"..\""): bounded.

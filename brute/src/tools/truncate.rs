@@ -161,6 +161,10 @@ pub(crate) fn cleanup(dir: &Path, retention: std::time::Duration) -> usize {
 
 /// Whether `text` is within every limit (one pass, no allocation).
 pub(crate) fn fits(text: &str) -> bool {
+    // A text this short has no more lines, nor longer ones, than it has bytes.
+    if text.len() <= MAX_LINES.min(MAX_LINE_LENGTH) {
+        return true;
+    }
     text.len() <= MAX_BYTES
         && text
             .lines()

@@ -3,10 +3,12 @@
 //! execute) under its approval policy and timeouts ([`approval`]).
 
 mod approval;
+mod deadline;
 mod pause;
 mod stages;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -46,8 +48,9 @@ use crate::tool::ToolSpec;
 ///
 /// - calls run concurrently, at most `concurrency` at once; calls that change the same
 ///   file run one after the other;
-/// - each call has a timeout (`timeout`, per tool `timeouts`); dropping the turn's
-///   future cancels running calls and kills their processes;
+/// - each call has a timeout (`timeout`, per tool `timeouts`), started when the call
+///   first waits (a call that finishes without waiting touches no timer); dropping the
+///   turn's future cancels running calls and kills their processes;
 /// - an unknown tool, arguments that are not JSON or do not match the schema, a tool
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
@@ -104,8 +107,8 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// How many calls run at once (default 8).
     #[middleware(default = 8)]
     concurrency: usize,
-    /// How long one call may take before it is cancelled (default 10 minutes);
-    /// `None` for no limit. Timeouts need a Tokio runtime with timers
+    /// How long one call may take, from its first wait, before it is cancelled
+    /// (default 10 minutes); `None` for no limit. Timeouts need a Tokio runtime with timers
     /// (`enable_time()`): with `timeout: None` and no `timeouts`, the pipeline runs on
     /// a runtime without them (tools that sleep or time out, such as `shell`, still
     /// need them).
@@ -202,14 +205,16 @@ where
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
 {
-    /// Runs one call the approval policy let through (`denied`: the reason it did not)
-    /// through the per-call pipeline, the timeout and the panic guard; returns the
-    /// result text and whether it is an error.
+    /// Runs one call as the approval policy `decided` (allowed, rewritten or denied;
+    /// a call the policy asks a person about never comes here) through the per-call
+    /// pipeline, the timeout and the panic guard; returns the result text and whether
+    /// it is an error. The call is borrowed: it is copied only when its arguments are
+    /// rewritten.
     async fn run_one(
         &self,
         context: &ToolContext,
-        call: ToolCall,
-        denied: Option<String>,
+        call: &ToolCall,
+        decided: Decision,
     ) -> (String, bool) {
         // One span per tool call, named after the OpenTelemetry GenAI conventions.
         let span = tracing::info_span!(
@@ -219,33 +224,38 @@ where
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.id,
         );
-        traced!(self.run_one_in_span(context, call, denied), span)
+        traced!(self.run_one_in_span(context, call, decided), span)
     }
 
     async fn run_one_in_span(
         &self,
         context: &ToolContext,
-        call: ToolCall,
-        denied: Option<String>,
+        call: &ToolCall,
+        decided: Decision,
     ) -> (String, bool) {
-        if let Some(reason) = denied {
-            return error_text(&call.name, &ToolError::Denied(reason));
-        }
-        let name = call.name.clone();
-        let limit = self.timeouts.get(&name).or(self.timeout);
-        let mut env = ToolCallEnv::new(call, &self.tools, context);
-        // Without a timeout no timer is touched, so a runtime without timers works.
-        let outcome = match limit {
-            Some(limit) => {
-                let run = tokio::time::timeout(limit, self.pipeline.call(&mut env));
-                let outcome = AssertUnwindSafe(run).catch_unwind().await;
-                outcome.map(|timed| timed.map_err(|_elapsed| limit))
-            }
-            None => {
-                let run = self.pipeline.call(&mut env);
-                AssertUnwindSafe(run).catch_unwind().await.map(Ok)
+        let call = match decided {
+            Decision::Allow => Cow::Borrowed(call),
+            Decision::Deny(reason) => return error_text(&call.name, &ToolError::Denied(reason)),
+            Decision::Rewrite(arguments) => Cow::Owned(ToolCall {
+                arguments,
+                ..call.clone()
+            }),
+            Decision::Ask => {
+                let reason = "it waits for a person's approval".to_string();
+                return error_text(&call.name, &ToolError::Denied(reason));
             }
         };
+        let name = call.name.as_str();
+        let limit = if self.timeouts.is_empty() {
+            self.timeout
+        } else {
+            self.timeouts.get(name).or(self.timeout)
+        };
+        let mut env = ToolCallEnv::of(Cow::Borrowed(&*call), &self.tools, context);
+        // Without a timeout no timer is touched, so a runtime without timers works;
+        // with one, a call that finishes without waiting touches none either.
+        let run = deadline::within(limit, self.pipeline.call(&mut env));
+        let outcome = AssertUnwindSafe(run).catch_unwind().await;
         let result = match outcome {
             Err(panic) => Err(ToolError::Panicked(panic_message(&*panic))),
             Ok(Err(limit)) => Err(ToolError::Timeout(limit)),
@@ -258,7 +268,7 @@ where
         };
         let (text, is_error) = match result {
             Ok(output) => (output.content, false),
-            Err(error) => error_text(&name, &error),
+            Err(error) => error_text(name, &error),
         };
         let text = context.secrets().redact_owned(text);
         (
@@ -321,57 +331,74 @@ where
             return self.resume(env, &shared.context, decision).await;
         }
         self.app.call(env).await?;
-        let calls = match env.messages.last() {
-            Some(message) if message.has_tool_calls() => message.tool_calls.clone(),
+        // The calls are read where they are, in the reply (the last message); results
+        // are appended after it, so the reply stays at `reply`.
+        let reply = match env.messages.last() {
+            Some(message) if message.has_tool_calls() => env.messages.len() - 1,
             _ => return Ok(()),
         };
+        let calls = &env.messages[reply].tool_calls;
+        if let [call] = calls.as_slice() {
+            let decided = self.approval.decide(call);
+            if decided != Decision::Ask {
+                // One call: no stream to set up (the common case), and nothing is
+                // appended while it runs, so it runs borrowed from the reply.
+                env.emit(Event::ToolCallStart { call });
+                let result = self.run_one(&shared.context, call, decided).await;
+                return append_result(env, reply, 0, result).await;
+            }
+        }
+        let decided: Vec<Decision> = calls.iter().map(|c| self.approval.decide(c)).collect();
         // Calls the policy asks a person about are stored as pending and pause the turn.
-        let calls = self.triage(env, calls).await?;
-        for (call, _) in &calls {
-            env.emit(Event::ToolCallStart { call });
+        self.pause(env, reply, &decided).await?;
+        let calls = &env.messages[reply].tool_calls;
+        for (call, decided) in calls.iter().zip(&decided) {
+            if *decided != Decision::Ask {
+                env.emit(Event::ToolCallStart { call });
+            }
         }
-        if let [(call, denied)] = calls.as_slice() {
-            // One call: no stream to set up (the common case).
-            let result = self
-                .run_one(&shared.context, call.clone(), denied.clone())
-                .await;
-            return append_result(env, call, result).await;
-        }
+        // Several calls: results are appended while later calls still run, so the
+        // calls they borrow cannot live in the transcript; one copy of the list.
+        let calls = calls.clone();
         // Collected first: a lazy iterator held across the awaits below would not be
         // `Send` for every lifetime.
         let runs: Vec<_> = calls
             .iter()
-            .map(|(call, denied)| self.run_one(&shared.context, call.clone(), denied.clone()))
+            .zip(decided)
+            .enumerate()
+            .filter(|(_, (_, decided))| *decided != Decision::Ask)
+            .map(|(index, (call, decided))| {
+                let run = self.run_one(&shared.context, call, decided);
+                run.map(move |result| (index, result))
+            })
             .collect();
         let mut results = futures_util::stream::iter(runs).buffered(self.concurrency.max(1));
         // Results arrive in call order; each is appended and made durable as soon as it
         // and every call before it are done, so a crash in the middle of a batch loses no
         // finished result.
-        for (call, _) in &calls {
-            let Some(result) = results.next().await else {
-                break;
-            };
-            append_result(env, call, result).await?;
+        while let Some((index, result)) = results.next().await {
+            append_result(env, reply, index, result).await?;
         }
         Ok(())
     }
 }
 
-/// Appends the result of `call`, makes it durable (the durability step,
-/// [`Env::persist`]) and reports it.
+/// Appends the result of call `index` of the reply at `reply`, makes it durable (the
+/// durability step, [`Env::persist`]) and reports it.
 async fn append_result(
     env: &mut Env,
-    call: &ToolCall,
+    reply: usize,
+    index: usize,
     (content, is_error): (String, bool),
 ) -> Result<(), Error> {
-    env.messages
-        .push(Message::tool_result(call.id.clone(), content));
+    let id = env.messages[reply].tool_calls[index].id.clone();
+    env.messages.push(Message::tool_result(id, content));
     if env.persists() {
         env.persist().await?;
     }
     if let Some(result) = env.messages.last() {
         env.emit(Event::ToolResult {
-            call,
+            call: &env.messages[reply].tool_calls[index],
             result,
             is_error,
         });

@@ -25,39 +25,31 @@ pub(super) const AWAITING: &str = "not run yet: this tool call waits for a perso
 /// The reason given to the model when a person denies a call without saying why.
 const DENIED: &str = "a person reviewing this call denied it";
 
-/// A call to run now, after the policy: `Some(reason)` when it is denied.
-pub(super) type Triaged = (ToolCall, Option<String>);
-
 impl<A, T, P> DefaultToolPipeline<A, T, P>
 where
     A: Handler<Env>,
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
 {
-    /// Applies the approval policy to the reply's `calls`. The calls it asks about get
-    /// a placeholder result, made durable before any call runs, an
-    /// [`Event::ApprovalRequired`] each, and pause the turn; the others are returned,
-    /// rewritten or denied as the policy said, to run now.
-    pub(super) async fn triage(
+    /// Pauses for the calls of the reply at `reply` whose policy `decided` is
+    /// [`Decision::Ask`]: each gets a placeholder result, made durable before any call
+    /// runs, and an [`Event::ApprovalRequired`]; the turn ends awaiting approval. The
+    /// other calls run as decided.
+    pub(super) async fn pause(
         &self,
         env: &mut Env,
-        calls: Vec<ToolCall>,
-    ) -> Result<Vec<Triaged>, Error> {
-        let mut now = Vec::with_capacity(calls.len());
-        let mut asked = Vec::new();
-        for mut call in calls {
-            match self.approval.decide(&call) {
-                Decision::Allow => now.push((call, None)),
-                Decision::Deny(reason) => now.push((call, Some(reason))),
-                Decision::Rewrite(arguments) => {
-                    call.arguments = arguments;
-                    now.push((call, None));
-                }
-                Decision::Ask => asked.push(call),
-            }
-        }
+        reply: usize,
+        decided: &[Decision],
+    ) -> Result<(), Error> {
+        let asked: Vec<ToolCall> = env.messages[reply]
+            .tool_calls
+            .iter()
+            .zip(decided)
+            .filter(|(_, decided)| **decided == Decision::Ask)
+            .map(|(call, _)| call.clone())
+            .collect();
         if asked.is_empty() {
-            return Ok(now);
+            return Ok(());
         }
         for call in &asked {
             let mut placeholder = Message::tool_result(call.id.clone(), AWAITING);
@@ -73,7 +65,7 @@ where
         env.exit(ExitReason::AwaitingApproval {
             calls: asked.into_iter().map(|c| c.id).collect(),
         });
-        Ok(now)
+        Ok(())
     }
 
     /// Applies `decision` to its pending call: removes the placeholder (durably, first:
@@ -100,24 +92,34 @@ where
                 },
             ));
         };
-        let mut call = call.clone();
+        let id = call.id.clone();
         env.messages.edit(|messages| {
             messages.remove(at);
         });
         if env.persists() {
             env.persist().await?;
         }
-        let denied = match decision.verdict {
-            Verdict::Approve => None,
-            Verdict::Edit { arguments } => {
-                call.arguments = arguments;
-                None
+        let decided = match decision.verdict {
+            Verdict::Approve => Decision::Allow,
+            Verdict::Edit { arguments } => Decision::Rewrite(arguments),
+            Verdict::Deny { reason } => {
+                Decision::Deny(reason.unwrap_or_else(|| DENIED.to_string()))
             }
-            Verdict::Deny { reason } => Some(reason.unwrap_or_else(|| DENIED.to_string())),
         };
-        env.emit(Event::ToolCallStart { call: &call });
-        let result = self.run_one(context, call.clone(), denied).await;
-        append_result(env, &call, result).await?;
+        // The reply that holds the call, and the call's place in it.
+        let Some((reply, index)) = env.messages.iter().enumerate().rev().find_map(|(i, m)| {
+            let index = m.tool_calls.iter().position(|c| c.id == id)?;
+            Some((i, index))
+        }) else {
+            return Err(Error::layer(
+                "DefaultToolPipeline",
+                format!("the reply holding call `{id}` is not in the conversation"),
+            ));
+        };
+        let call = &env.messages[reply].tool_calls[index];
+        env.emit(Event::ToolCallStart { call });
+        let result = self.run_one(context, call, decided).await;
+        append_result(env, reply, index, result).await?;
         let still = waiting(&env.messages);
         if !still.is_empty() {
             env.exit(ExitReason::AwaitingApproval { calls: still });

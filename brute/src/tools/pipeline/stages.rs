@@ -1,6 +1,7 @@
 //! The per-call pipeline: the env of one tool call and the stages it goes through,
 //! validate → snapshot → execute, ordered at compile time by placement kinds.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -31,8 +32,9 @@ crate::kind! {
 /// not call the next one.
 #[non_exhaustive]
 pub struct ToolCallEnv<'a, T: ToolSet> {
-    /// The call (after approval rewrote it, if it did).
-    pub call: ToolCall,
+    /// The call (after approval rewrote it, if it did): borrowed from the model's
+    /// reply, so that running a call copies nothing of it.
+    pub call: Cow<'a, ToolCall>,
     /// The tool set the call is dispatched in.
     pub tools: &'a T,
     /// What tools share.
@@ -50,6 +52,12 @@ pub struct ToolCallEnv<'a, T: ToolSet> {
 impl<'a, T: ToolSet> ToolCallEnv<'a, T> {
     /// The env of `call`, before any stage ran.
     pub fn new(call: ToolCall, tools: &'a T, context: &'a ToolContext) -> Self {
+        Self::of(Cow::Owned(call), tools, context)
+    }
+
+    /// The env of a borrowed (or owned) `call`, before any stage ran: what the tool
+    /// pipeline builds for each call of a reply, without copying it.
+    pub fn of(call: Cow<'a, ToolCall>, tools: &'a T, context: &'a ToolContext) -> Self {
         ToolCallEnv {
             call,
             tools,
