@@ -59,3 +59,10 @@ pub use layer::{Answer, Structured, StructuredError, StructuredOptions};
 pub use output::{ExtractError, OutputSchema};
 #[cfg(feature = "structured")]
 pub use typed::{Typed, TypedAgent};
+
+/// The crates a typed answer derives its traits from, for a crate that does not depend
+/// on them itself: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
+/// `#[serde(crate = "brute::structured::serde")]` and
+/// `#[schemars(crate = "brute::structured::schemars")]`.
+#[cfg(feature = "structured")]
+pub use {schemars, serde};

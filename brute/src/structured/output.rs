@@ -303,11 +303,21 @@ fn make_strict(schema: &mut Value) {
         return;
     };
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
-        let names: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
         for property in properties.values_mut() {
             make_strict(property);
         }
-        map.insert("required".into(), Value::Array(names));
+        // The required ones first, in their order, then the others.
+        let names: Vec<String> = properties.keys().cloned().collect();
+        let mut required: Vec<Value> = match map.get("required") {
+            Some(Value::Array(list)) => list.clone(),
+            _ => Vec::new(),
+        };
+        for name in names {
+            if !required.iter().any(|r| r.as_str() == Some(&name)) {
+                required.push(Value::String(name));
+            }
+        }
+        map.insert("required".into(), Value::Array(required));
         map.insert("additionalProperties".into(), Value::Bool(false));
     }
     for key in ["items", "additionalProperties", "not"] {
