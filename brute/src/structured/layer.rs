@@ -40,7 +40,7 @@ use crate::message::{Message, Role};
 /// let error = agent.turn(env).await.unwrap_err();
 /// let Some(StructuredError::Invalid { attempts, .. }) = error.downcast_ref() else { panic!("{error}") };
 /// assert_eq!(*attempts, 2);
-/// # }).unwrap();
+/// # });
 /// ```
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate, unique)]
