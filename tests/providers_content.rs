@@ -394,3 +394,19 @@ async fn openai_reports_cache_reads_and_openrouter_cache_writes() {
     // OpenAI caches by itself: no breakpoint or cache field is sent.
     assert!(!server.requests()[0].json().to_string().contains("cache"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parts_survive_the_sqlite_store() {
+    use brute::session::{SessionStore, SqliteStore};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("sessions.db")).unwrap();
+    let messages = vec![
+        Message::user("Read this.").with_part(Part::pdf(PDF).titled("vet.pdf")),
+        Message::assistant("Done."),
+    ];
+    let (mut lease, loaded) = store.open("s").await.unwrap();
+    assert!(loaded.is_empty());
+    store.append(&mut lease, &messages).await.unwrap();
+    store.release(lease).await.unwrap();
+    assert_eq!(store.load("s").await.unwrap(), messages);
+}

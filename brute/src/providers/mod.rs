@@ -41,6 +41,17 @@
 //! redaction point that takes the key out, whether it was given with `.api_key(..)` or
 //! read from the environment. Error messages quote at most 500 bytes of what a server sent.
 //!
+//! # Images, documents, structured output and prompt caching
+//!
+//! Both providers send the images and documents of a message
+//! ([`Message::parts`](crate::Message::parts)), an
+//! [`OutputSchema`](crate::structured::OutputSchema) left in the env (OpenAI as a strict
+//! `response_format`, Anthropic as a forced tool whose call becomes the reply's text),
+//! and report the prompt-cache tokens read and written in [`Usage`](crate::Usage).
+//! Anthropic gets cache breakpoints by default (see
+//! [`anthropic`](anthropic#prompt-caching)); OpenAI caches by itself. A call's inputs
+//! travel to a [`WireFormat`] as one [`Request`].
+//!
 //! The request encoders and response decoders are public ([`openai::Codec`],
 //! [`anthropic::Codec`]) so that other transports, the replay model and the benchmarks
 //! use exactly the code the providers use.
