@@ -402,3 +402,62 @@ async fn a_check_beyond_the_shape_is_a_validation_error_too() {
         messages[2].content
     );
 }
+
+/// Looks up a city's population.
+#[brute::tool]
+async fn population(
+    /// The city.
+    city: String,
+) -> Result<String, brute::tools::ToolError> {
+    Ok(if city == "Zürich" {
+        "443037"
+    } else {
+        "unknown"
+    }
+    .to_string())
+}
+
+#[tokio::test]
+async fn the_model_may_call_tools_before_the_answer_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        anthropic_calls("population", json!({"city": "Zürich"})),
+        anthropic_calls(
+            "City",
+            json!({"name": "Zürich", "population": 443037, "canton": "ZH"}),
+        ),
+    ])
+    .await;
+    let model = anthropic(&server);
+    let agent = brute_agent! {
+        use Structured;
+        use Loop::ToolResult;
+        use brute::tools::DefaultToolPipeline { tools: (Population,), root: dir.path() };
+        run model;
+    };
+    let city = agent
+        .start_typed::<City>("Largest Swiss city?")
+        .await
+        .unwrap();
+    assert_eq!(city.value, zurich());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let body = request.json();
+        // Some tool must be called: the model chooses which.
+        assert_eq!(body["tool_choice"], json!({"type": "any"}));
+        let names: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["population", "City"]);
+    }
+    // The real tool's result went back before the answer.
+    let second = requests[1].json();
+    assert_eq!(
+        second["messages"][2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "443037"})
+    );
+}
