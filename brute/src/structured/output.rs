@@ -19,6 +19,9 @@ use crate::tool::ToolSpec;
 /// text in [`Message::content`]. Other models (a closure, [`ScriptedModel`]) may read it
 /// from the env and answer in JSON.
 ///
+/// Give it a name none of the agent's tools has: a call of a tool of that name is
+/// taken for the answer.
+///
 /// Both APIs want an object at the root: a schema of anything else (an array, an enum)
 /// is wrapped as `{"value": schema}` and unwrapped again by [`OutputSchema::extract`].
 ///
