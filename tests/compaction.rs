@@ -499,7 +499,7 @@ async fn provider_reported_usage_takes_precedence_over_the_estimate() {
                 usage: Some(brute::Usage {
                     input_tokens: prompt,
                     output_tokens: 10,
-                    cached_tokens: 0,
+                    ..Default::default()
                 }),
             })
         }

@@ -232,11 +232,15 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
         assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
         assert_eq!(request.header("content-type"), Some("application/json"));
         assert_eq!(request.header("authorization"), None);
+        // Prompt caching is on by default: breakpoints on the system prompt and on the
+        // conversation's last block (no tools here).
         let mut expected = json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 1024,
-            "system": "You are a helpful assistant.",
-            "messages": [{"role": "user", "content": "Hello, Claude"}],
+            "system": [{"type": "text", "text": "You are a helpful assistant.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "Hello, Claude", "cache_control": {"type": "ephemeral"}}
+            ]}],
             "temperature": 0.5
         });
         if stream {
@@ -268,7 +272,10 @@ async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<
         .max_tokens(16000)
         .thinking(10000)
         .stop(["END"])
-        .param("tool_choice", json!({"type": "auto"}));
+        .param("tool_choice", json!({"type": "auto"}))
+        // The wire shapes of this round trip without cache breakpoints (those are
+        // checked by `cache_breakpoints_*`).
+        .prompt_caching(false);
     let reasoning = Arc::new(Mutex::new(Vec::<String>::new()));
     let log = reasoning.clone();
     let mut agent = brute_agent! { run model.clone(); };
@@ -383,7 +390,8 @@ async fn tool_use_round_trip_streamed_and_not_gives_the_same_messages() {
         brute::Usage {
             input_tokens: 572,
             output_tokens: 89,
-            cached_tokens: 100
+            cached_tokens: 100,
+            cache_write_tokens: 0,
         }
     );
     assert!(plain_reasoning.is_empty());
@@ -594,7 +602,7 @@ async fn thinking_survives_the_session_file_and_the_key_never_reaches_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session.jsonl");
         let server = Server::start(vec![thinking_reply(stream), hello_reply(stream)]).await;
-        let model = model(&server, stream).thinking(2048);
+        let model = model(&server, stream).thinking(2048).prompt_caching(false);
         let agent = brute_agent! {
             use brute::middleware::SessionLog { path: path.clone() };
             run model;

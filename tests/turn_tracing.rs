@@ -29,7 +29,7 @@ impl Model for UsageModel {
         completion.usage = Some(Usage {
             input_tokens: 120,
             output_tokens: 7,
-            cached_tokens: 0,
+            ..Default::default()
         });
         Ok(completion)
     }

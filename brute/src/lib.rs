@@ -124,7 +124,7 @@ pub mod handler;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 pub mod kind;
-mod message;
+pub mod message;
 pub mod middleware;
 pub mod model;
 pub mod prelude;
@@ -134,6 +134,7 @@ pub mod session;
 mod stack;
 mod stop;
 pub mod stream;
+pub mod structured;
 mod tool;
 #[cfg(feature = "tools")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tools")))]

@@ -13,9 +13,31 @@
 //! assert_eq!(serde_json::to_string(&message)?, line);
 //! # Ok::<(), serde_json::Error>(())
 //! ```
+//!
+//! # Images and documents
+//!
+//! A message carries images and documents in [`Message::parts`], beside its text in
+//! [`Message::content`] (see [`Part`]). Providers send the parts before the text, the
+//! order Anthropic recommends (the picture, then the question about it); to interleave
+//! text and pictures, send several user messages in a row, which both providers accept
+//! as one turn. A message without parts has the same JSON line as before parts existed.
+//!
+//! ```
+//! use brute::{Message, message::Part};
+//!
+//! let message = Message::user("Summarise this report.").with_part(Part::pdf(b"%PDF-1.7 ..."));
+//! let line = serde_json::to_string(&message)?;
+//! assert!(line.starts_with(r#"{"role":"user","content":"Summarise this report.","parts":[{"type":"document","media_type":"application/pdf","data":"#));
+//! assert_eq!(serde_json::from_str::<Message>(&line)?, message);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod part;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use part::{Data, Part, PartError, Source};
 
 /// Who said a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -66,8 +88,15 @@ impl ToolCall {
 
 /// One message of a conversation.
 ///
-/// Fields that are empty are left out of the JSON form (`tool_calls`, `tool_call_id`,
-/// `reasoning`, `awaiting_approval`); `content` is always written, and defaults to `""` when a line lacks it.
+/// Fields that are empty are left out of the JSON form (`parts`, `tool_calls`,
+/// `tool_call_id`, `reasoning`, `awaiting_approval`); `content` is always written, and defaults to `""` when
+/// a line lacks it.
+///
+/// The text stays a `String` in `content`, and images and documents live beside it in
+/// `parts`, rather than `content` becoming a list of parts: every reader of the text
+/// (middleware, compaction, tools, tests, user code) keeps working unchanged, a
+/// text-only message costs nothing more, and its session line is byte for byte the line
+/// brute wrote before parts existed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who said it.
@@ -75,6 +104,10 @@ pub struct Message {
     /// The text.
     #[serde(default)]
     pub content: String,
+    /// Images and documents, sent before the text (see [`Part`]). Absent from the JSON
+    /// form when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
     /// The model's visible reasoning, for providers that return it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
@@ -103,6 +136,7 @@ impl Message {
         Message {
             role,
             content: content.into(),
+            parts: Vec::new(),
             reasoning: None,
             reasoning_signature: None,
             tool_calls: Vec::new(),
@@ -140,6 +174,12 @@ impl Message {
             tool_call_id: Some(call_id.into()),
             ..Self::new(Role::Tool, content)
         }
+    }
+
+    /// The same message with `part` added after its other parts.
+    pub fn with_part(mut self, part: Part) -> Self {
+        self.parts.push(part);
+        self
     }
 
     /// Whether this is an assistant message asking for at least one tool call.

@@ -14,17 +14,28 @@ use serde::{Deserialize, Serialize};
 ///
 /// let mut total = Usage::default();
 /// total += Usage::new(10, 2);
-/// total += Usage { input_tokens: 12, output_tokens: 3, cached_tokens: 8 };
+/// total += Usage { input_tokens: 12, output_tokens: 3, cached_tokens: 8, cache_write_tokens: 2 };
 /// assert_eq!((total.input_tokens, total.output_tokens, total.cached_tokens), (22, 5, 8));
+/// assert_eq!(total.cache_write_tokens, 2);
 /// ```
+///
+/// `input_tokens` counts every prompt token, whether it was read from the cache
+/// (`cached_tokens`), written to it (`cache_write_tokens`) or neither, for both
+/// providers: the uncached rest is `input_tokens - cached_tokens - cache_write_tokens`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
-    /// Prompt tokens served from the provider's cache.
+    /// Prompt tokens read from the provider's prompt cache (Anthropic's
+    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`).
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`; OpenAI caches by itself and reports none, so 0
+    /// there unless the server says, as OpenRouter does with `cache_write_tokens`).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
@@ -48,6 +59,9 @@ impl AddAssign for Usage {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
     }
 }
 

@@ -9,7 +9,70 @@ use crate::env::Env;
 use crate::error::ModelError;
 use crate::message::Message;
 use crate::model::Completion;
+use crate::structured::OutputSchema;
 use crate::tool::ToolSpec;
+
+/// What one model call sends: the conversation, the advertised tools, whether to
+/// stream, and the shape the answer must have, if any.
+///
+/// ```
+/// use brute::{Message, providers::{Request, openai::Codec}, structured::OutputSchema};
+/// use serde_json::json;
+///
+/// let messages = [Message::user("Name a city.")];
+/// let output = OutputSchema::new("city", json!({"type": "object", "properties": {"name": {"type": "string"}}}));
+/// let body = Codec::new("gpt-4o").encode_request(&Request::new(&messages, &[]).output(Some(&output)))?;
+/// let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(body["response_format"]["json_schema"]["name"], "city");
+/// # Ok::<(), brute::ModelError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Request<'a> {
+    /// The conversation.
+    pub messages: &'a [Message],
+    /// The advertised tools.
+    pub tools: &'a [ToolSpec],
+    /// Whether to ask for an event stream.
+    pub stream: bool,
+    /// The shape the answer must have (see [`OutputSchema`]).
+    pub output: Option<&'a OutputSchema>,
+}
+
+impl<'a> Request<'a> {
+    /// A request for `messages` and `tools`, not streamed, without an output schema.
+    pub fn new(messages: &'a [Message], tools: &'a [ToolSpec]) -> Self {
+        Request {
+            messages,
+            tools,
+            stream: false,
+            output: None,
+        }
+    }
+
+    /// The request a model makes for `env`: its messages, its tools and the
+    /// [`OutputSchema`] in its extensions, if any.
+    pub fn from_env(env: &'a Env) -> Self {
+        Request {
+            messages: &env.messages,
+            tools: &env.tools,
+            stream: false,
+            output: env.extensions.get::<OutputSchema>(),
+        }
+    }
+
+    /// Asks for an event stream, or not.
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Asks for an answer of the shape `output`, or for any answer.
+    pub fn output(mut self, output: Option<&'a OutputSchema>) -> Self {
+        self.output = output;
+        self
+    }
+}
 
 /// One provider API's encoding: [`openai::Codec`](super::openai::Codec) (Chat
 /// Completions) and [`anthropic::Codec`](super::anthropic::Codec) (Messages). A value
@@ -39,13 +102,8 @@ pub trait WireFormat: Clone + fmt::Debug + Send + Sync + 'static {
     /// `https://api.openai.com/v1/chat/completions`).
     fn endpoint(base_url: &str) -> String;
 
-    /// The JSON request body for `messages` and `tools`; `stream` asks for an event stream.
-    fn encode(
-        &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
-        stream: bool,
-    ) -> Result<Vec<u8>, ModelError>;
+    /// The JSON request body for `request`.
+    fn encode(&self, request: &Request<'_>) -> Result<Vec<u8>, ModelError>;
 
     /// Decodes a non-streamed response body. `place` names the source in errors.
     fn decode(body: &[u8], place: &str) -> Result<Completion, ModelError>;

@@ -32,8 +32,7 @@ macro_rules! request_params {
 /// Declares a wire format's `Codec` (model name, `Arc`'d parameters, tool cache) and
 /// implements [`WireFormat`](super::WireFormat) for it with the format's name, key
 /// header, extra headers, endpoint and stream decoder. The codec provides
-/// `fn body(&self, Outgoing<'_>) -> Result<Vec<u8>, ModelError>` (the request body
-/// once the tools are encoded by `tools` and cached) and
+/// `fn body(&self, &Request<'_>) -> Result<Vec<u8>, ModelError>` (the request body) and
 /// `fn completion(response, place) -> Result<Completion, ModelError>` (the reply in a
 /// `response` without an `error` object).
 macro_rules! codec {
@@ -44,7 +43,6 @@ macro_rules! codec {
             headers: $headers:expr,
             endpoint: $endpoint:path,
             params: $params:ty,
-            tools: $encode_tools:path,
             response: $response:ty as $what:literal,
             stream: $stream:ident,
         }
@@ -82,13 +80,16 @@ macro_rules! codec {
                 tools: &[crate::tool::ToolSpec],
                 stream: bool,
             ) -> Result<Vec<u8>, crate::error::ModelError> {
-                let tools = self.tools.encoded($name, tools, $encode_tools)?;
-                let body = crate::providers::Outgoing {
-                    messages,
-                    tools: tools.as_deref(),
-                    stream,
-                };
-                self.body(body)
+                self.body(&crate::providers::Request::new(messages, tools).stream(stream))
+            }
+
+            /// The JSON request body for `request` (which may carry an
+            /// [`OutputSchema`](crate::structured::OutputSchema)).
+            pub fn encode_request(
+                &self,
+                request: &crate::providers::Request<'_>,
+            ) -> Result<Vec<u8>, crate::error::ModelError> {
+                self.body(request)
             }
 
             /// Decodes a non-streamed response body (an error object in it is an
@@ -128,11 +129,9 @@ macro_rules! codec {
 
             fn encode(
                 &self,
-                messages: &[crate::message::Message],
-                tools: &[crate::tool::ToolSpec],
-                stream: bool,
+                request: &crate::providers::Request<'_>,
             ) -> Result<Vec<u8>, crate::error::ModelError> {
-                $codec::encode(self, messages, tools, stream)
+                self.body(request)
             }
 
             fn decode(

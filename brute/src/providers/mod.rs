@@ -41,6 +41,17 @@
 //! redaction point that takes the key out, whether it was given with `.api_key(..)` or
 //! read from the environment. Error messages quote at most 500 bytes of what a server sent.
 //!
+//! # Images, documents, structured output and prompt caching
+//!
+//! Both providers send the images and documents of a message
+//! ([`Message::parts`](crate::Message::parts)), an
+//! [`OutputSchema`](crate::structured::OutputSchema) left in the env (OpenAI as a strict
+//! `response_format`, Anthropic as a forced tool whose call becomes the reply's text),
+//! and report the prompt-cache tokens read and written in [`Usage`](crate::Usage).
+//! Anthropic gets cache breakpoints by default (see
+//! [`anthropic`](anthropic#prompt-caching)); OpenAI caches by itself. A call's inputs
+//! travel to a [`WireFormat`] as one [`Request`].
+//!
 //! The request encoders and response decoders are public ([`openai::Codec`],
 //! [`anthropic::Codec`]) so that other transports, the replay model and the benchmarks
 //! use exactly the code the providers use.
@@ -79,7 +90,7 @@ pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_RESPONSE_BYTES, HttpModel,
 };
-pub use format::{StreamDecode, WireFormat};
+pub use format::{Request, StreamDecode, WireFormat};
 #[cfg(feature = "openai")]
 pub use openai::OpenAi;
 pub use replay::{Replay, ReplayError};
@@ -134,22 +145,25 @@ pub(crate) struct ToolsCache {
     last: Arc<Mutex<Option<CachedTools>>>,
 }
 
-/// A tool list (holding its schemas, so that their addresses stay unique) and its JSON.
-type CachedTools = (Vec<ToolSpec>, Arc<RawValue>);
+/// A tool list (holding its schemas, so that their addresses stay unique), the variant
+/// of its encoding, and its JSON.
+type CachedTools = (Vec<ToolSpec>, u8, Arc<RawValue>);
 
 impl ToolsCache {
     /// The JSON array for `tools` (`None` when there are none), from the cache when the
-    /// list is the last one seen; `provider` names the format in errors.
+    /// list and the `variant` of the encoding (a format's option that changes it, such as
+    /// a cache breakpoint) are the last ones seen; `provider` names the format in errors.
     pub(crate) fn encoded(
         &self,
         provider: &str,
         tools: &[ToolSpec],
+        variant: u8,
         encode: impl FnOnce(&[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error>,
     ) -> Result<Option<Arc<RawValue>>, ModelError> {
         if tools.is_empty() {
             return Ok(None);
         }
-        self.get(tools, encode).map(Some).map_err(|e| {
+        self.get(tools, variant, encode).map(Some).map_err(|e| {
             ModelError::Rejected(format!("{provider}: a tool schema does not serialise: {e}"))
         })
     }
@@ -158,19 +172,21 @@ impl ToolsCache {
     fn get(
         &self,
         tools: &[ToolSpec],
+        variant: u8,
         encode: impl FnOnce(&[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error>,
     ) -> Result<Arc<RawValue>, serde_json::Error> {
         let mut last = self
             .last
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((specs, json)) = last.as_ref()
+        if let Some((specs, seen, json)) = last.as_ref()
+            && *seen == variant
             && same_tools(specs, tools)
         {
             return Ok(json.clone());
         }
         let json: Arc<RawValue> = Arc::from(encode(tools)?);
-        *last = Some((tools.to_vec(), json.clone()));
+        *last = Some((tools.to_vec(), variant, json.clone()));
         Ok(json)
     }
 }
@@ -218,14 +234,65 @@ impl Serialize for ToolDecl<'_> {
     }
 }
 
-/// What a request body is made of, once the tools are encoded.
-pub(crate) struct Outgoing<'a> {
-    /// The conversation.
-    pub(crate) messages: &'a [Message],
-    /// The advertised tools as a JSON array, if any.
-    pub(crate) tools: Option<&'a RawValue>,
-    /// Whether to ask for an event stream.
-    pub(crate) stream: bool,
+/// The request fields set with a codec's `param(..)`, less those the request sets
+/// itself (`skip`): serialised flattened into the request, so that no key is written
+/// twice.
+pub(crate) struct Extra<'a> {
+    pub(crate) map: &'a serde_json::Map<String, Value>,
+    pub(crate) skip: &'a [&'a str],
+}
+
+impl Serialize for Extra<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.map {
+            if !self.skip.contains(&key.as_str()) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Refuses a request whose messages carry parts where `provider` cannot take them:
+/// on system and assistant messages (neither API accepts images or documents there),
+/// and, when `document_urls` is false, documents given by URL.
+pub(crate) fn check_parts(
+    provider: &str,
+    messages: &[Message],
+    document_urls: bool,
+) -> Result<(), ModelError> {
+    use crate::message::{Part, Role, Source};
+    for (index, message) in messages.iter().enumerate() {
+        let Some(part) = message.parts.first() else {
+            continue;
+        };
+        if matches!(message.role, Role::System | Role::Assistant) {
+            return Err(ModelError::Rejected(format!(
+                "{provider}: message {index} ({}) has an {} part; the API takes images and documents only in user messages and tool results",
+                message.role,
+                part.kind()
+            )));
+        }
+        if !document_urls
+            && message.parts.iter().any(|p| {
+                matches!(
+                    p,
+                    Part::Document {
+                        source: Source::Url(_),
+                        ..
+                    }
+                )
+            })
+        {
+            return Err(ModelError::Rejected(format!(
+                "{provider}: message {index} ({}) has a document given by URL; this API takes documents by their bytes (`Part::pdf`)",
+                message.role
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Serialises a request for `messages` into a body sized for them.
@@ -234,12 +301,21 @@ pub(crate) fn write_body(
     messages: &[Message],
     request: &impl Serialize,
 ) -> Result<Vec<u8>, ModelError> {
-    let mut body =
-        Vec::with_capacity(512 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>());
+    let mut body = Vec::with_capacity(512 + messages.iter().map(message_size).sum::<usize>());
     serde_json::to_writer(&mut body, request).map_err(|e| {
         ModelError::Rejected(format!("{provider}: the request does not serialise: {e}"))
     })?;
     Ok(body)
+}
+
+/// About how many bytes `message` takes in a request body.
+fn message_size(message: &Message) -> usize {
+    let parts: usize = message
+        .parts
+        .iter()
+        .map(|p| p.data().map_or(128, |d| d.base64().len() + 64))
+        .sum();
+    message.content.len() + 64 + parts
 }
 
 /// Parses a response body as `T`; `what` says what it should have been

@@ -221,8 +221,15 @@ fn entry(value: &Value, line: &str, number: usize) -> Result<Entry, String> {
 
 #[diagnostic::do_not_recommend]
 impl Model for Replay {
+    /// A recorded structured answer reads as the live one did: an Anthropic answer
+    /// tool's call becomes the reply's text when the env holds the
+    /// [`OutputSchema`](crate::structured::OutputSchema).
     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
-        Ok(self.play(env)?)
+        let mut completion = self.play(env)?;
+        if let Some(output) = env.extensions.get::<crate::structured::OutputSchema>() {
+            output.settle(&mut completion.message);
+        }
+        Ok(completion)
     }
 
     fn name(&self) -> &str {

@@ -5,11 +5,11 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::stream::{Assembled, StreamDecoder};
-use super::wire::{Block, Request, Response, Turn, blocks};
+use super::wire::{Block, Body, EPHEMERAL, Response, System, ToolChoice, Turn, blocks};
 use crate::error::ModelError;
 use crate::message::{Role, ToolCall};
 use crate::model::Completion;
-use crate::providers::{Outgoing, ToolDecl, WireFormat, write_body};
+use crate::providers::{Extra, Request, ToolDecl, WireFormat, check_parts, write_body};
 use crate::tool::ToolSpec;
 use crate::usage::Usage;
 
@@ -27,7 +27,6 @@ codec! {
         headers: &[("anthropic-version", ANTHROPIC_VERSION)],
         endpoint: endpoint,
         params: Params,
-        tools: encode_tools,
         response: Response as "a message",
         stream: StreamDecoder,
     }
@@ -47,7 +46,9 @@ pub(super) struct Params {
     stop_sequences: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
-    #[serde(flatten)]
+    #[serde(skip)]
+    cache: bool,
+    #[serde(skip)]
     extra: Map<String, Value>,
 }
 
@@ -60,6 +61,7 @@ impl Default for Params {
             top_k: None,
             stop_sequences: Vec::new(),
             thinking: None,
+            cache: true,
             extra: Map::new(),
         }
     }
@@ -87,16 +89,25 @@ request_params!(Codec {
     /// (`thinking: {type: "enabled", budget_tokens}`).
     fn thinking(budget_tokens: u32)
         |p| p.thinking = Some(Thinking { r#type: "enabled", budget_tokens });
-    /// Any other request field, sent as given (`tool_choice`, `metadata`, ...).
+    /// Prompt caching (on by default): cache breakpoints
+    /// (`cache_control: {type: "ephemeral"}`) on the system prompt, the last tool and
+    /// the last block of the conversation, so that each call reads the prefix the last
+    /// one wrote. See the [module docs](super#prompt-caching).
+    fn prompt_caching(on: bool) |p| p.cache = on;
+    /// Any other request field, sent as given (`tool_choice`, `metadata`, ...). An
+    /// [`OutputSchema`](crate::structured::OutputSchema) in the env replaces a
+    /// `tool_choice` set here for its call.
     fn param(key: impl Into<String>, value: Value) |p| p.extra.insert(key.into(), value);
 });
 
 impl Codec {
-    /// The request body once the tools are encoded.
-    fn body(&self, out: Outgoing<'_>) -> Result<Vec<u8>, ModelError> {
+    /// The request body.
+    fn body(&self, request: &Request<'_>) -> Result<Vec<u8>, ModelError> {
+        check_parts(Self::NAME, request.messages, true)?;
+        let cache = self.params.cache;
         let mut system = String::new();
-        let mut turns: Vec<Turn<'_>> = Vec::with_capacity(out.messages.len());
-        for message in out.messages {
+        let mut turns: Vec<Turn<'_>> = Vec::with_capacity(request.messages.len());
+        for message in request.messages {
             let role = match message.role {
                 Role::System => {
                     if !system.is_empty() {
@@ -119,18 +130,62 @@ impl Codec {
                 _ => turns.push(Turn {
                     role,
                     content: blocks,
+                    cache: false,
                 }),
             }
         }
-        let request = Request {
-            model: &self.model,
-            system: Some(system.as_str()).filter(|s| !s.is_empty()),
-            messages: &turns,
-            tools: out.tools,
-            stream: out.stream,
-            params: &self.params,
+        // The conversation's last block is stable for the next call, which appends to
+        // it: the breakpoint there lets that call read everything before it.
+        if cache && let Some(last) = turns.last_mut() {
+            last.cache = true;
+        }
+        let (tools, tool_choice) = match request.output {
+            None => (self.tools(request.tools)?, None),
+            Some(output) => {
+                let mut all = request.tools.to_vec();
+                all.push(output.tool());
+                // A forced tool cannot be combined with extended thinking: then the
+                // model chooses, and a text answer is read as the answer.
+                let choice = match (&self.params.thinking, request.tools.is_empty()) {
+                    (Some(_), _) => None,
+                    (None, true) => Some(ToolChoice::Tool {
+                        name: output.name(),
+                    }),
+                    (None, false) => Some(ToolChoice::Any),
+                };
+                (self.tools(&all)?, choice)
+            }
         };
-        write_body(Self::NAME, out.messages, &request)
+        let skip: &[&str] = if tool_choice.is_some() {
+            &["tool_choice"]
+        } else {
+            &[]
+        };
+        let body = Body {
+            model: &self.model,
+            system: Some(system.as_str())
+                .filter(|s| !s.is_empty())
+                .map(|text| System { text, cache }),
+            messages: &turns,
+            tools: tools.as_deref(),
+            tool_choice,
+            stream: request.stream,
+            params: &self.params,
+            extra: Extra {
+                map: &self.params.extra,
+                skip,
+            },
+        };
+        write_body(Self::NAME, request.messages, &body)
+    }
+
+    /// The tool list as JSON, with a cache breakpoint on the last tool when caching.
+    fn tools(&self, tools: &[ToolSpec]) -> Result<Option<std::sync::Arc<RawValue>>, ModelError> {
+        let cache = self.params.cache;
+        self.tools
+            .encoded(Self::NAME, tools, u8::from(cache), |tools| {
+                encode_tools(tools, cache)
+            })
     }
 
     /// The reply in a response that holds no error object.
@@ -162,15 +217,42 @@ impl Codec {
     }
 }
 
-fn encode_tools(tools: &[ToolSpec]) -> Result<Box<RawValue>, serde_json::Error> {
-    let tools: Vec<ToolDecl<'_>> = tools
-        .iter()
-        .map(|spec| ToolDecl {
-            spec,
-            schema_key: "input_schema",
-        })
-        .collect();
-    serde_json::value::to_raw_value(&tools)
+fn encode_tools(tools: &[ToolSpec], cache: bool) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(&ToolList { tools, cache })
+}
+
+/// The tool declarations, the last with a cache breakpoint when `cache`.
+struct ToolList<'a> {
+    tools: &'a [ToolSpec],
+    cache: bool,
+}
+
+impl Serialize for ToolList<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        #[derive(Serialize)]
+        struct Cached<'a> {
+            #[serde(flatten)]
+            tool: ToolDecl<'a>,
+            cache_control: super::wire::CacheControl,
+        }
+        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
+        for (index, spec) in self.tools.iter().enumerate() {
+            let tool = ToolDecl {
+                spec,
+                schema_key: "input_schema",
+            };
+            if self.cache && index + 1 == self.tools.len() {
+                seq.serialize_element(&Cached {
+                    tool,
+                    cache_control: EPHEMERAL,
+                })?;
+            } else {
+                seq.serialize_element(&tool)?;
+            }
+        }
+        seq.end()
+    }
 }
 
 /// `{base_url}/v1/messages`; a base URL that already ends in `/v1` is accepted.

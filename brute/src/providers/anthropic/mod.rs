@@ -3,13 +3,15 @@
 //! System messages go to the top-level `system` field; tool calls are `tool_use` blocks
 //! and tool results `tool_result` blocks in the next user turn; thinking blocks come
 //! back with their signature ([`Message::reasoning_signature`](crate::Message)) so that
-//! they can be sent again on later calls, as the API requires during tool use.
+//! they can be sent again on later calls, as the API requires during tool use. Images
+//! and documents ([`Message::parts`](crate::Message::parts)) are `image` and `document`
+//! blocks before the text, inside the `tool_result` for a tool's.
 //!
 //! ```
 //! use brute::providers::anthropic::Codec;
 //! use brute::Message;
 //!
-//! let codec = Codec::new("claude-sonnet-4-5").max_tokens(1024);
+//! let codec = Codec::new("claude-sonnet-4-5").max_tokens(1024).prompt_caching(false);
 //! let body = codec.encode(&[Message::system("Be terse."), Message::user("Hello")], &[], false)?;
 //! let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
 //! assert_eq!(body["system"], "Be terse.");
@@ -22,6 +24,41 @@
 //! assert_eq!(completion.message.content, "Hi!");
 //! # Ok::<(), brute::ModelError>(())
 //! ```
+//!
+//! # Prompt caching
+//!
+//! On by default. Each request carries three cache breakpoints
+//! (`cache_control: {"type": "ephemeral"}`): on the system prompt, on the last tool,
+//! and on the last block of the conversation. An agent's conversation only grows
+//! between calls, so the whole of one request is the prefix of the next: each call
+//! writes the cache up to its last block and the next reads it, paying a tenth of the
+//! input price for it. [`Usage::cached_tokens`](crate::Usage::cached_tokens) counts the
+//! tokens read and [`Usage::cache_write_tokens`](crate::Usage::cache_write_tokens) those
+//! written (writes cost a quarter more than plain input). Prompts under the model's
+//! minimum (1024 tokens for most) are not cached, and cost nothing extra.
+//! `.prompt_caching(false)` sends no breakpoint.
+//!
+//! ```
+//! use brute::providers::anthropic::Codec;
+//! use brute::Message;
+//!
+//! let body = Codec::new("claude-sonnet-4-5")
+//!     .encode(&[Message::system("Be terse."), Message::user("Hello")], &[], false)?;
+//! let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+//! let breakpoint = serde_json::json!({"type": "ephemeral"});
+//! assert_eq!(body["system"][0]["cache_control"], breakpoint);
+//! assert_eq!(body["messages"][0]["content"][0]["cache_control"], breakpoint);
+//! # Ok::<(), brute::ModelError>(())
+//! ```
+//!
+//! # Structured output
+//!
+//! With an [`OutputSchema`](crate::structured::OutputSchema) in the env, the request
+//! advertises a tool of the schema's name whose input is the answer, and forces it
+//! (`tool_choice: {"type": "tool"}`, or `{"type": "any"}` when other tools are
+//! advertised, so the model may call them first; left to the model with extended
+//! thinking, which cannot be combined with a forced tool). The call is turned back into
+//! the reply's text.
 
 mod codec;
 mod stream;

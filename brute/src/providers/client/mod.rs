@@ -9,7 +9,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use super::redact::Redactor;
 use super::sse::DEFAULT_MAX_EVENT_BYTES;
-use super::{ApiKey, StreamDecode, WireFormat};
+use super::{ApiKey, Request, StreamDecode, WireFormat};
 use crate::env::Env;
 use crate::error::{Error, ModelError};
 use crate::model::{Completion, Model};
@@ -261,7 +261,8 @@ impl<F: WireFormat> HttpModel<F> {
             self.url,
             self.wire.model()
         );
-        let body = self.wire.encode(&env.messages, &env.tools, self.stream)?;
+        let request = Request::from_env(env).stream(self.stream);
+        let body = self.wire.encode(&request)?;
         let headers = self.headers(&place)?;
         let response = self
             .transport
@@ -279,7 +280,8 @@ impl<F: WireFormat> HttpModel<F> {
                     decoder.feed(chunk, env)
                 })
                 .await?;
-            let completion = decoder.finish(env)?;
+            let mut completion = decoder.finish(env)?;
+            settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
                 recorder.sse(F::NAME, &raw)?;
             }
@@ -287,12 +289,21 @@ impl<F: WireFormat> HttpModel<F> {
         } else {
             // A server may answer a streamed request with plain JSON: decode it as such.
             let body = self.transport.body(&place, response).await?;
-            let completion = F::decode(&body, &place)?;
+            let mut completion = F::decode(&body, &place)?;
+            settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
                 recorder.body(F::NAME, &body)?;
             }
             Ok(completion)
         }
+    }
+}
+
+/// Turns the answer tool's call of a structured request into the reply's text (see
+/// [`OutputSchema::settle`](crate::structured::OutputSchema::settle)).
+fn settle(request: &Request<'_>, completion: &mut Completion) {
+    if let Some(output) = request.output {
+        output.settle(&mut completion.message);
     }
 }
 

@@ -6,11 +6,13 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::stream::StreamDecoder;
-use super::wire::{Request, Response, StreamOptions, WireMessages};
+use super::wire::{Body, Response, ResponseFormat, StreamOptions, WireMessages};
 use crate::error::ModelError;
 use crate::message::{Message, ToolCall};
 use crate::model::Completion;
-use crate::providers::{Outgoing, ToolDecl, WireFormat, decode_arguments, write_body};
+use crate::providers::{
+    Extra, Request, ToolDecl, WireFormat, check_parts, decode_arguments, write_body,
+};
 use crate::tool::ToolSpec;
 use crate::usage::Usage;
 
@@ -22,7 +24,6 @@ codec! {
         headers: &[],
         endpoint: endpoint,
         params: Params,
-        tools: encode_tools,
         response: Response as "a chat completion",
         stream: StreamDecoder,
     }
@@ -47,8 +48,8 @@ pub(super) struct Params {
     reasoning_effort: Option<String>,
     #[serde(skip)]
     parallel_tool_calls: Option<bool>,
-    #[serde(flatten)]
-    extra: Map<String, Value>,
+    #[serde(skip)]
+    pub(super) extra: Map<String, Value>,
 }
 
 request_params!(Codec {
@@ -71,25 +72,43 @@ request_params!(Codec {
     /// Whether the model may call several tools in one reply (`parallel_tool_calls`,
     /// sent only when tools are advertised).
     fn parallel_tool_calls(parallel: bool) |p| p.parallel_tool_calls = Some(parallel);
-    /// Any other request field, sent as given (`response_format`, `user`, ...).
+    /// Any other request field, sent as given (`user`, `prompt_cache_key`, ...). An
+    /// [`OutputSchema`](crate::structured::OutputSchema) in the env replaces a
+    /// `response_format` set here for its call.
     fn param(key: impl Into<String>, value: Value) |p| p.extra.insert(key.into(), value);
 });
 
 impl Codec {
-    /// The request body once the tools are encoded.
-    fn body(&self, out: Outgoing<'_>) -> Result<Vec<u8>, ModelError> {
-        let request = Request {
+    /// The request body.
+    fn body(&self, request: &Request<'_>) -> Result<Vec<u8>, ModelError> {
+        check_parts(Self::NAME, request.messages, false)?;
+        let tools = self
+            .tools
+            .encoded(Self::NAME, request.tools, 0, encode_tools)?;
+        let tools = tools.as_deref();
+        let response_format = request.output.map(ResponseFormat::new);
+        let skip: &[&str] = if response_format.is_some() {
+            &["response_format"]
+        } else {
+            &[]
+        };
+        let body = Body {
             model: &self.model,
-            messages: WireMessages(out.messages),
-            parallel_tool_calls: out.tools.and(self.params.parallel_tool_calls),
-            tools: out.tools,
-            stream: out.stream,
-            stream_options: out.stream.then_some(StreamOptions {
+            messages: WireMessages(request.messages),
+            parallel_tool_calls: tools.and(self.params.parallel_tool_calls),
+            tools,
+            stream: request.stream,
+            stream_options: request.stream.then_some(StreamOptions {
                 include_usage: true,
             }),
+            response_format,
             params: &self.params,
+            extra: Extra {
+                map: &self.params.extra,
+                skip,
+            },
         };
-        write_body(Self::NAME, out.messages, &request)
+        write_body(Self::NAME, request.messages, &body)
     }
 
     /// The reply in a response that holds no error object.

@@ -22,6 +22,32 @@
 //! assert_eq!(completion.usage.unwrap().output_tokens, 3);
 //! # Ok::<(), brute::ModelError>(())
 //! ```
+//!
+//! # Images, documents, structured output, caching
+//!
+//! - A user message's [`parts`](crate::Message::parts) are content parts before its
+//!   text: images as `image_url` (a URL, or the bytes as a `data:` URL), documents as
+//!   `file` with their bytes as a `data:` URL. Tool messages take text only, so the
+//!   parts of tool results follow the run of results in one user message. A document
+//!   by URL, or parts on a system or assistant message, are refused before sending.
+//! - An [`OutputSchema`](crate::structured::OutputSchema) in the env is sent as
+//!   `response_format: {type: "json_schema", json_schema: {name, schema, strict}}`.
+//! - OpenAI caches prompt prefixes by itself; the tokens it read from its cache are
+//!   [`Usage::cached_tokens`](crate::Usage::cached_tokens) (and OpenRouter's
+//!   `cache_write_tokens` are [`Usage::cache_write_tokens`](crate::Usage::cache_write_tokens)).
+//!
+//! ```
+//! use brute::{Message, message::Part, providers::openai::Codec};
+//!
+//! let question = Message::user("What is this?").with_part(Part::image("image/png", b"\x89PNG")?);
+//! let body = Codec::new("gpt-4o").encode(&[question], &[], false)?;
+//! let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+//! assert_eq!(body["messages"][0]["content"], serde_json::json!([
+//!     {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+//!     {"type": "text", "text": "What is this?"}
+//! ]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod codec;
 mod stream;

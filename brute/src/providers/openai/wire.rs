@@ -9,11 +9,13 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::codec::Params;
-use crate::message::{Message, Role};
+use crate::message::{Message, Part, Role, Source};
+use crate::providers::Extra;
+use crate::structured::OutputSchema;
 use crate::usage::Usage;
 
 #[derive(Serialize)]
-pub(super) struct Request<'a> {
+pub(super) struct Body<'a> {
     pub(super) model: &'a str,
     pub(super) messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -24,8 +26,39 @@ pub(super) struct Request<'a> {
     pub(super) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) response_format: Option<ResponseFormat<'a>>,
     #[serde(flatten)]
     pub(super) params: &'a Params,
+    #[serde(flatten)]
+    pub(super) extra: Extra<'a>,
+}
+
+/// `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`.
+#[derive(Serialize)]
+pub(super) struct ResponseFormat<'a> {
+    r#type: &'static str,
+    json_schema: JsonSchema<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSchema<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    strict: bool,
+}
+
+impl<'a> ResponseFormat<'a> {
+    pub(super) fn new(output: &'a OutputSchema) -> Self {
+        ResponseFormat {
+            r#type: "json_schema",
+            json_schema: JsonSchema {
+                name: output.name(),
+                schema: output.schema(),
+                strict: output.is_strict(),
+            },
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -34,15 +67,150 @@ pub(super) struct StreamOptions {
 }
 
 /// The conversation in the API's message shapes, serialised without copying it.
+///
+/// Tool messages take text only: the images and documents of tool results follow the
+/// run of tool messages they belong to in one user message (the API wants every tool
+/// result right after the call, with nothing between them).
 pub(super) struct WireMessages<'a>(pub(super) &'a [Message]);
 
 impl Serialize for WireMessages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        let mut seq = serializer.serialize_seq(None)?;
+        // Tool results with parts, waiting for the end of their run.
+        let mut pending: Vec<&Message> = Vec::new();
         for message in self.0 {
+            if message.role != Role::Tool && !pending.is_empty() {
+                seq.serialize_element(&ToolParts(&pending))?;
+                pending.clear();
+            }
             seq.serialize_element(&WireMessage::from(message))?;
+            if message.role == Role::Tool && !message.parts.is_empty() {
+                pending.push(message);
+            }
+        }
+        if !pending.is_empty() {
+            seq.serialize_element(&ToolParts(&pending))?;
         }
         seq.end()
+    }
+}
+
+/// A user message carrying the parts of the tool results in a run, each introduced by
+/// a line naming its call.
+struct ToolParts<'a>(&'a [&'a Message]);
+
+impl Serialize for ToolParts<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Items<'a>(&'a [&'a Message]);
+        impl Serialize for Items<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(None)?;
+                for message in self.0 {
+                    let id = message.tool_call_id.as_deref().unwrap_or("");
+                    let label = format!("Attached to the result of tool call {id}:");
+                    seq.serialize_element(&TextPart { text: &label })?;
+                    for part in &message.parts {
+                        seq.serialize_element(&WirePart(part))?;
+                    }
+                }
+                seq.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("role", "user")?;
+        map.serialize_entry("content", &Items(self.0))?;
+        map.end()
+    }
+}
+
+/// A message's content: its text, or its parts then its text.
+pub(super) enum Content<'a> {
+    Text(&'a str),
+    Parts(&'a Message),
+}
+
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(text) => serializer.serialize_str(text),
+            Content::Parts(message) => {
+                let mut seq = serializer.serialize_seq(None)?;
+                for part in &message.parts {
+                    seq.serialize_element(&WirePart(part))?;
+                }
+                if !message.content.is_empty() {
+                    seq.serialize_element(&TextPart {
+                        text: &message.content,
+                    })?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "text")]
+struct TextPart<'a> {
+    text: &'a str,
+}
+
+/// One image (`image_url`, a URL or a `data:` URL) or document (`file` with its
+/// `data:` URL) content part. Documents by URL are refused before encoding.
+struct WirePart<'a>(&'a Part);
+
+impl Serialize for WirePart<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        match self.0 {
+            Part::Image(source) => {
+                map.serialize_entry("type", "image_url")?;
+                map.serialize_entry("image_url", &Url(source))?;
+            }
+            Part::Document { source, title } => {
+                map.serialize_entry("type", "file")?;
+                map.serialize_entry(
+                    "file",
+                    &File {
+                        filename: title.as_deref().unwrap_or("document.pdf"),
+                        file_data: DataUrl(source),
+                    },
+                )?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// `{"url": ..}`: the URL, or the bytes as a `data:` URL.
+struct Url<'a>(&'a Source);
+
+impl Serialize for Url<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("url", &DataUrl(self.0))?;
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct File<'a> {
+    filename: &'a str,
+    file_data: DataUrl<'a>,
+}
+
+/// A source as a URL string: its URL, or a `data:` URL written straight into the body.
+struct DataUrl<'a>(&'a Source);
+
+impl Serialize for DataUrl<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Source::Url(url) => serializer.serialize_str(url),
+            Source::Data(data) => serializer.collect_str(&data.display_url()),
+        }
     }
 }
 
@@ -50,7 +218,7 @@ impl Serialize for WireMessages<'_> {
 pub(super) struct WireMessage<'a> {
     pub(super) role: &'static str,
     /// `null` for an assistant message that only calls tools.
-    pub(super) content: Option<&'a str>,
+    pub(super) content: Option<Content<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tool_calls: Vec<WireCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,10 +262,12 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
                 },
             })
             .collect();
-        let content = if message.content.is_empty() && !tool_calls.is_empty() {
+        let content = if !message.parts.is_empty() && message.role == Role::User {
+            Some(Content::Parts(message))
+        } else if message.content.is_empty() && !tool_calls.is_empty() {
             None
         } else {
-            Some(message.content.as_str())
+            Some(Content::Text(&message.content))
         };
         WireMessage {
             role,
@@ -168,14 +338,21 @@ pub(super) struct WireUsage {
 pub(super) struct PromptDetails {
     #[serde(default, deserialize_with = "null_as_default")]
     pub(super) cached_tokens: u64,
+    /// OpenRouter, for providers that charge for cache writes.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub(super) cache_write_tokens: u64,
 }
 
 impl From<WireUsage> for Usage {
+    /// OpenAI caches prompts by itself and reports only what it read from the cache
+    /// (`cached_tokens`); OpenRouter also reports what it wrote (`cache_write_tokens`).
     fn from(usage: WireUsage) -> Self {
+        let details = usage.prompt_tokens_details.unwrap_or_default();
         Usage {
             input_tokens: usage.prompt_tokens,
             output_tokens: usage.completion_tokens,
-            cached_tokens: usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+            cached_tokens: details.cached_tokens,
+            cache_write_tokens: details.cache_write_tokens,
         }
     }
 }
