@@ -141,6 +141,8 @@ pub struct DefaultToolPipeline<A, T, P> {
 struct Shared {
     context: ToolContext,
     specs: Vec<ToolSpec>,
+    /// The set's [`ToolSet::revision`] when `specs` were computed.
+    revision: u64,
 }
 
 impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
@@ -179,9 +181,14 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
             // Best effort: saved outputs that cannot be deleted stay.
             super::truncate::cleanup(context.output_dir(), retention);
         }
+        let revision = self.tools.revision();
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
-        Ok(self.shared.get_or_init(|| Shared { context, specs }))
+        Ok(self.shared.get_or_init(|| Shared {
+            context,
+            specs,
+            revision,
+        }))
     }
 
     /// The tools' specs, as advertised (computed on the first call).
@@ -304,7 +311,15 @@ where
     /// One pass: advertise the tools, call the inner stack, run the calls it asked for.
     async fn handle(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
-        advertise(env, &shared.specs);
+        if self.tools.revision() == shared.revision {
+            advertise(env, &shared.specs);
+        } else {
+            // A dynamic set changed its tools since the first pass: advertise them as
+            // they are now (static sets never get here).
+            let mut specs = Vec::new();
+            self.tools.specs(&mut specs);
+            advertise(env, &specs);
+        }
         self.app.call(env).await?;
         let calls = match env.messages.last() {
             Some(message) if message.has_tool_calls() => message.tool_calls.clone(),
