@@ -176,7 +176,7 @@ impl McpTools {
 
     /// Whether the connection to the server is closed (the server exited or crashed).
     pub fn is_closed(&self) -> bool {
-        self.inner.service.is_closed()
+        self.inner.service.is_closed() || self.inner.service.peer().is_transport_closed()
     }
 }
 
