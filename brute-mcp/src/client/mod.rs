@@ -298,7 +298,7 @@ impl ToolSet for McpTools {
         out.extend(listing.tools.iter().map(|e| state.names[e.slot].as_str()));
     }
 
-    fn prepare<'s>(&'s self, call: &ToolCall) -> Option<Result<McpCall, ToolError>> {
+    fn prepare(&self, call: &ToolCall) -> Option<Result<McpCall, ToolError>> {
         let listing = self.inner.state.listing();
         let entry = &listing.tools[*listing.index.get(&call.name)?];
         Some(
