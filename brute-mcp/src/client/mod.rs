@@ -2,6 +2,7 @@
 
 mod call;
 mod process;
+mod watch;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,16 +11,17 @@ use std::sync::{Arc, PoisonError, RwLock};
 use brute::ToolCall;
 use brute::model::ToolSpec;
 use brute::tools::{ToolError, ToolSet};
+use rmcp::ServiceExt;
 use rmcp::model::Tool as McpTool;
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 
 pub use call::McpCall;
 
 use crate::error::McpError;
 use process::KillGroup;
+use watch::Listener;
 
 /// The tools of one MCP server, as a [`ToolSet`] for
 /// [`DefaultToolPipeline`](brute::tools::DefaultToolPipeline): alone
@@ -67,8 +69,8 @@ struct Inner {
 }
 
 /// What the connection and the notification handler share.
-struct State {
-    server: Arc<str>,
+pub(crate) struct State {
+    pub(crate) server: Arc<str>,
     listing: RwLock<Listing>,
     revision: AtomicU64,
     /// Every tool name seen, never removed, so that [`ToolSet::names`] can lend them.
@@ -134,9 +136,7 @@ impl McpTools {
             revision: AtomicU64::new(0),
             names: boxcar::Vec::new(),
         });
-        let listener = Listener {
-            state: state.clone(),
-        };
+        let listener = Listener::new(state.clone());
         let service = listener
             .serve(transport)
             .await
@@ -192,7 +192,7 @@ impl std::fmt::Debug for McpTools {
 }
 
 /// Lists every tool of the server (following pagination).
-async fn list(state: &State, peer: &Peer<RoleClient>) -> Result<Vec<McpTool>, McpError> {
+pub(crate) async fn list(state: &State, peer: &Peer<RoleClient>) -> Result<Vec<McpTool>, McpError> {
     peer.list_all_tools()
         .await
         .map_err(|source| McpError::List {
@@ -206,8 +206,9 @@ impl State {
         self.listing.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Replaces the listing with `tools`; bumps the revision when `changed`.
-    fn install(&self, tools: Vec<McpTool>, changed: bool) -> Result<(), McpError> {
+    /// Replaces the listing with `tools`; when `refreshed` and the tools differ from
+    /// the old ones, bumps the revision (the pipeline then advertises them anew).
+    pub(crate) fn install(&self, tools: Vec<McpTool>, refreshed: bool) -> Result<(), McpError> {
         let mut listing = self.listing.write().unwrap_or_else(PoisonError::into_inner);
         let mut fresh = Vec::with_capacity(tools.len());
         let mut index = HashMap::with_capacity(tools.len());
@@ -237,40 +238,18 @@ impl State {
                 slot,
             });
         }
+        let changed = listing.tools.len() != fresh.len()
+            || listing
+                .tools
+                .iter()
+                .zip(&fresh)
+                .any(|(a, b)| a.spec != b.spec);
         listing.tools = fresh;
         listing.index = index;
-        if changed {
+        if refreshed && changed {
             self.revision.fetch_add(1, Ordering::AcqRel);
         }
         Ok(())
-    }
-}
-
-/// The client side of the connection: lists the tools again when the server says
-/// they changed.
-struct Listener {
-    state: Arc<State>,
-}
-
-impl ClientHandler for Listener {
-    fn on_tool_list_changed(
-        &self,
-        context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        // Listed on a task of its own: the connection must go on reading while the
-        // `tools/list` request waits for its answer.
-        let state = self.state.clone();
-        tokio::spawn(async move {
-            match list(&state, &context.peer).await {
-                Ok(listed) => {
-                    if let Err(error) = state.install(listed, true) {
-                        tracing::warn!(%error, "MCP tool list not refreshed");
-                    }
-                }
-                Err(error) => tracing::warn!(%error, "MCP tool list not refreshed"),
-            }
-        });
-        std::future::ready(())
     }
 }
 
