@@ -261,7 +261,10 @@ async fn a_malformed_result_is_an_error_and_the_connection_survives_it() {
     .await
     .expect("a malformed result does not leave the call waiting forever");
     let error = result.expect_err("a malformed result is not a result");
-    assert!(error.contains("MCP server `lab`"), "{error}");
+    assert_eq!(
+        error,
+        "MCP server `lab` answered `tools/call` with something that is not a tool result"
+    );
     assert_eq!(
         call(&tools, "add", json!({"a": 2, "b": 2})).await,
         Ok("4".into())
@@ -319,5 +322,35 @@ async fn a_changed_tool_list_is_listed_again_and_advertised() {
         advertised[2].contains(&"multiply".to_string()),
         "{:?}",
         advertised[2]
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_or_does_not_speak_mcp_is_a_named_error() {
+    let missing = tokio::process::Command::new("/nonexistent/mcp-server");
+    let error = McpTools::stdio("ghost", missing)
+        .await
+        .expect_err("there is no such program");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("MCP server `ghost`: cannot start `/nonexistent/mcp-server`"),
+        "{message}"
+    );
+    assert!(matches!(error, brute_mcp::McpError::Spawn { .. }));
+
+    // A program that exits at once, without a word of MCP.
+    let silent = tokio::process::Command::new("true");
+    let error = McpTools::stdio("mute", silent)
+        .await
+        .expect_err("the handshake cannot succeed");
+    assert!(
+        matches!(error, brute_mcp::McpError::Initialize { .. }),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("MCP server `mute`: the handshake failed"),
+        "{error}"
     );
 }

@@ -246,3 +246,36 @@ async fn streamable_http_reaches_the_same_server() {
         .expect("the call succeeds");
     assert_eq!(output.content, "Echo: over HTTP");
 }
+
+#[tokio::test]
+async fn a_server_killed_mid_call_gives_an_error_result() {
+    let tools = everything().await;
+    let group = tools
+        .process_group()
+        .expect("a stdio server has a process group");
+    let pgid = nix::unistd::Pid::from_raw(i32::try_from(group).expect("a pid"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let cx = ToolContext::new(dir.path()).expect("a context");
+    let call = ToolCall::new(
+        "c1",
+        "trigger-long-running-operation",
+        json!({"duration": 60, "steps": 2}),
+    );
+    let prepared = tools
+        .prepare(&call)
+        .expect("the tool is listed")
+        .expect("valid arguments");
+    let running = tokio::spawn(async move { brute::tools::PreparedCall::run(prepared, &cx).await });
+    // Give the request time to reach the server (not asserted), then kill it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL).expect("the group is killed");
+    let result = running.await.expect("the call's task ends");
+    let error = result
+        .expect_err("a killed server gives no result")
+        .to_string();
+    assert!(
+        error.contains("MCP server `everything` is not running"),
+        "{error}"
+    );
+    assert!(tools.is_closed());
+}
