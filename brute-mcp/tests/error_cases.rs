@@ -294,7 +294,12 @@ async fn a_changed_tool_list_is_listed_again_and_advertised() {
     });
     let agent = brute_agent! {
         use Loop::ToolResult;
-        use DefaultToolPipeline { tools: tools.clone(), root: dir.path(), output_dir: dir.path() };
+        // Next to a static tool: the tuple's revision follows the MCP set's.
+        use DefaultToolPipeline {
+            tools: (brute::tools::Read, tools.clone()),
+            root: dir.path(),
+            output_dir: dir.path(),
+        };
         run model;
     };
     let first = agent.start("Grow.").await.expect("the first turn runs");
@@ -318,6 +323,8 @@ async fn a_changed_tool_list_is_listed_again_and_advertised() {
     assert_eq!(second.env.messages[2].content, "42");
     let advertised = advertised.lock().expect("not poisoned").clone();
     assert!(!advertised[0].contains(&"multiply".to_string()));
+    assert!(advertised[0].contains(&"read".to_string()));
+    assert!(advertised[2].contains(&"read".to_string()));
     assert!(
         advertised[2].contains(&"multiply".to_string()),
         "{:?}",
