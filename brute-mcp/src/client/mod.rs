@@ -31,7 +31,9 @@ use watch::Listener;
 /// call that times out is cancelled at the server), truncation, redaction, events.
 /// The tools are listed when the connection is made and listed again when the
 /// server says its list changed (`notifications/tools/list_changed`); the pipeline
-/// then advertises the new list on its next pass.
+/// then advertises the new tools from its next pass on (a tool the server removed
+/// stays advertised until the turn ends, and calling it gives the model an
+/// unknown-tool error).
 ///
 /// The server is reached over stdio ([`McpTools::stdio`]: a child process in a
 /// process group of its own, killed with its group when the last clone of the
