@@ -131,6 +131,14 @@ pub trait ToolSet: Send + Sync {
     /// Finds the call's tool and checks its arguments, or `None` when the set has no
     /// such tool. This is the only lookup by name: the result runs the call.
     fn prepare<'s>(&'s self, call: &ToolCall) -> Option<Result<Self::Call<'s>, ToolError>>;
+
+    /// A number that changes whenever the set's tools change, for sets whose tools can
+    /// change while an agent runs (an MCP server's, `brute_mcp::McpTools`): the
+    /// pipeline advertises the set's specs anew when it differs from the one it saw
+    /// first. Static sets never change and keep the default, 0.
+    fn revision(&self) -> u64 {
+        0
+    }
 }
 
 impl<T: Tool> ToolSet for T {
@@ -248,6 +256,11 @@ pub mod calls {
                         return Some(prepared.map($call::$name));
                     })+
                     None
+                }
+
+                fn revision(&self) -> u64 {
+                    // Revisions only grow, so the sum changes when any member's does.
+                    0u64 $(.wrapping_add(self.$idx.revision()))+
                 }
             }
         };

@@ -146,6 +146,8 @@ pub struct DefaultToolPipeline<A, T, P> {
 struct Shared {
     context: ToolContext,
     specs: Vec<ToolSpec>,
+    /// The set's [`ToolSet::revision`] when `specs` were computed.
+    revision: u64,
 }
 
 impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
@@ -184,9 +186,14 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
             // Best effort: saved outputs that cannot be deleted stay.
             super::truncate::cleanup(context.output_dir(), retention);
         }
+        let revision = self.tools.revision();
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
-        Ok(self.shared.get_or_init(|| Shared { context, specs }))
+        Ok(self.shared.get_or_init(|| Shared {
+            context,
+            specs,
+            revision,
+        }))
     }
 
     /// The tools' specs, as advertised (computed on the first call).
@@ -325,7 +332,15 @@ where
     /// One pass: advertise the tools, call the inner stack, run the calls it asked for.
     async fn handle(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
-        advertise(env, &shared.specs);
+        if self.tools.revision() == shared.revision {
+            advertise(env, &shared.specs);
+        } else {
+            // A dynamic set changed its tools since the first pass: advertise them as
+            // they are now (static sets never get here).
+            let mut specs = Vec::new();
+            self.tools.specs(&mut specs);
+            advertise(env, &specs);
+        }
         // A paused turn resumed with a person's decision: apply it instead of a model call.
         if let Some(decision) = env.extensions.remove::<ApprovalDecision>() {
             return self.resume(env, &shared.context, decision).await;

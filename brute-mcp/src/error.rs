@@ -1,0 +1,55 @@
+//! Errors of connecting to an MCP server and of serving one.
+
+use std::io;
+
+/// Why an MCP server's tools could not be reached, or why serving failed. Every
+/// message names the server (as it was named to [`McpTools`](crate::McpTools)) or the
+/// address.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The server's process could not be started.
+    #[error("MCP server `{server}`: cannot start `{command}`: {source}")]
+    Spawn {
+        /// The server's name.
+        server: String,
+        /// The program that was run.
+        command: String,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The MCP handshake (`initialize`) failed.
+    #[error("MCP server `{server}`: the handshake failed: {source}")]
+    Initialize {
+        /// The server's name.
+        server: String,
+        /// The cause, as rmcp reports it.
+        source: Box<rmcp::service::ClientInitializeError>,
+    },
+    /// Listing the server's tools failed.
+    #[error("MCP server `{server}`: cannot list its tools: {source}")]
+    List {
+        /// The server's name.
+        server: String,
+        /// The cause, as rmcp reports it.
+        source: rmcp::ServiceError,
+    },
+    /// A tool's input schema is not a JSON object, or two tools share a name.
+    #[error("MCP server `{server}`: tool `{tool}`: {problem}")]
+    BadTool {
+        /// The server's name.
+        server: String,
+        /// The tool's name.
+        tool: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// Serving failed: the handshake with a client over stdio, or the listener.
+    #[error("serving MCP over {transport}: {problem}")]
+    Serve {
+        /// `stdio` or the listening address.
+        transport: String,
+        /// What failed.
+        problem: String,
+    },
+}

@@ -1,0 +1,19 @@
+//! MCP (the Model Context Protocol) for brute, on the official Rust SDK, `rmcp`.
+//!
+//! - [`McpTools`]: the tools of an MCP server (over stdio or streamable HTTP) as a
+//!   brute tool set, dispatched through the same tool pipeline as native tools.
+//! - [`AgentServer`] and [`ToolSetServer`]: a brute agent (one tool that runs a turn)
+//!   or a tool set as an MCP server, over stdio ([`serve_stdio`]) or streamable HTTP
+//!   ([`serve_http`]).
+//!
+//! See the crate's README for a guide.
+
+mod client;
+mod error;
+mod server;
+
+pub use client::{McpCall, McpTools};
+pub use error::McpError;
+/// The MCP SDK this crate is built on, for its transports and models.
+pub use rmcp;
+pub use server::{AgentServer, ToolSetServer, serve_http, serve_stdio};
