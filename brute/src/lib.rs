@@ -30,10 +30,7 @@
 //!     use SystemPrompt { prompt: "You are terse." };
 //!     use Loop::While { condition: |env| env.iteration < 2 };
 //!     use MaxIterations { max: 25 };
-//!     run |env| {
-//!         let pass = env.iteration;
-//!         async move { Ok(Message::assistant(format!("pass {pass}"))) }
-//!     };
+//!     run async |env| Ok(Message::assistant(format!("pass {}", env.iteration)));
 //! };
 //! let outcome = agent.start("Hello").await?;
 //! assert_eq!(outcome.text(), Some("pass 2"));
@@ -206,7 +203,9 @@ pub use brute_macros::tool;
 /// (internal state, not an option, built from its default), `#[middleware(app)]`.
 /// A field whose type is a type parameter is a generic option: setting it changes
 /// the options' type; `#[middleware(default_type = T)]` names the type it has until it
-/// is set.
+/// is set. `#[middleware(bound = Fn(&Env) -> bool)]` on a generic option makes its
+/// setter require that bound, so a closure given as the option gets its parameter
+/// types inferred (`use Loop::While { condition: |env| env.iteration < 3 }`).
 ///
 /// Struct attributes: `provides = Kind`, `inside = Kind` (a layer further out provides
 /// it), `outside = Kind` (none further out does), `requires_inner = Kind` (a layer
@@ -251,6 +250,14 @@ pub use brute_macros::Middleware;
 ///     run model;                         // a Model value, or a closure |env| ..
 /// }
 /// ```
+///
+/// `run` takes a [`Model`] value or a closure over the env. A closure's future may
+/// borrow the env when it is an async closure, `run async |env| { .. }`, or a closure
+/// whose whole body is an async block, `run |env| async { .. }` (written as the
+/// former). `run |env| { let n = ..; async move { .. } }` reads the env before its
+/// future, and `run async move |env| ..` must not borrow what it moved in (rustc
+/// says "async closure does not implement `Fn`"): capture a reference or clone inside.
+/// `Loop::While { condition }` takes any `Fn(&Env) -> bool`, capturing or not.
 ///
 /// The result is an [`Agent`] over the nested stack type. Option values go to the
 /// setters the derive generated, so an unknown option or a value of the wrong type is

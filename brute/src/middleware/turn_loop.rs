@@ -48,14 +48,41 @@ pub mod Loop {
     }
 
     /// Re-runs the inner stack while `condition` holds.
+    ///
+    /// # Options ([`WhileOptions`])
+    ///
+    /// | option | type | default |
+    /// |---|---|---|
+    /// | `condition` | any `Fn(&Env) -> bool + Send + Sync`: a fn, or a closure that may capture | [`last_is_tool_result`] |
+    ///
+    /// The condition is checked after each pass; the loop goes on while it returns
+    /// `true`. A closure may capture what it needs (moved in, or borrowed for as long as
+    /// the agent lives):
+    ///
+    /// ```
+    /// use brute::{Message, brute_agent, middleware::Loop};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let passes = 4;
+    /// let agent = brute_agent! {
+    ///     use Loop::While { condition: move |env| env.iteration < passes };
+    ///     run async |env| Ok(Message::assistant(format!("pass {}", env.iteration)));
+    /// };
+    /// assert_eq!(agent.start("go").await?.text(), Some("pass 4"));
+    /// # Ok::<(), brute::Error>(()) }).unwrap();
+    /// ```
     #[derive(crate::Middleware, Debug, Clone)]
     #[middleware(crate = crate, name = "Loop::While", provides = crate::kind::Loop)]
-    pub struct While<A> {
+    pub struct While<A, C> {
         app: A,
         /// Checked after each pass; the loop goes on while it returns `true`.
         /// The default loops while the last message is a tool result.
-        #[middleware(default = last_is_tool_result)]
-        condition: fn(&Env) -> bool,
+        #[middleware(
+            default = last_is_tool_result,
+            default_type = fn(&Env) -> bool,
+            bound = Fn(&Env) -> bool + Send + Sync
+        )]
+        condition: C,
     }
 
     /// The condition of `Loop::ToolResult`: the last message is a tool result.
@@ -113,9 +140,9 @@ pub mod Loop {
         }
     }
 
-    impl<A: Handler<Env>> Handler<Env> for While<A> {
+    impl<A: Handler<Env>, C: Fn(&Env) -> bool + Send + Sync> Handler<Env> for While<A, C> {
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
-            run_loop(&self.app, env, self.condition, "Loop::While")
+            run_loop(&self.app, env, &self.condition, "Loop::While")
         }
     }
 }
