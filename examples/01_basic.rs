@@ -20,7 +20,7 @@ const TASK: &str =
     "Create hello.txt containing the line `hello from brute`, then read it back to check it.";
 
 /// The offline model: write, read, answer, deciding from the tool results so far.
-fn script(env: &Env) -> Message {
+pub(crate) fn script(env: &Env) -> Message {
     match common::results_this_turn(env).len() {
         0 => Message::tool_calls(
             "I'll write the file.",
@@ -43,7 +43,10 @@ fn script(env: &Env) -> Message {
 }
 
 /// The example itself, on any model, in `root`.
-async fn run(model: AnyModel, root: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(
+    model: AnyModel,
+    root: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut agent = brute_agent! {
         use SystemPrompt { prompt: "You are a careful assistant. Use the tools; paths are relative to the project root." };
         use Loop::ToolResult;

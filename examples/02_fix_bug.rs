@@ -29,7 +29,7 @@ const TASK: &str = "`bash check.sh` fails in this project. Find the bug, fix it,
 
 /// The offline model: check, read, patch, check, report; each step chosen from the
 /// last tool result, so a patch that did not fix the check would be tried again.
-fn script(env: &Env) -> Message {
+pub(crate) fn script(env: &Env) -> Message {
     let results = common::results_this_turn(env);
     let check = |id: &str| {
         Message::tool_calls(
@@ -87,7 +87,7 @@ fn check_passes(root: &Path) -> std::io::Result<bool> {
         .success())
 }
 
-async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std::error::Error>> {
     write_project(root)?;
     if check_passes(root)? {
         return Err("the project should start with a failing check".into());

@@ -22,7 +22,7 @@ use brute::{
 };
 
 /// The offline model: remembers a name it was told, earlier in this run or another.
-fn script(env: &Env) -> Message {
+pub(crate) fn script(env: &Env) -> Message {
     let said = |m: &&Message| m.role == Role::User;
     let name = env
         .messages
@@ -55,7 +55,7 @@ async fn one_run(model: &AnyModel, path: &Path, prompt: &str) -> Result<String, 
     Ok(reply)
 }
 
-async fn run(model: AnyModel, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(model: AnyModel, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     println!("-- run 1");
     one_run(&model, path, "My name is Ada.").await?;
     println!("-- run 2 (a new agent on the same session)");

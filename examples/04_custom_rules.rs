@@ -24,7 +24,7 @@ const RULES: &str = "\
 - End every answer with the word DONE.";
 
 /// The offline model: follows the rules it finds in the system message, and only those.
-fn script(env: &Env) -> Message {
+pub(crate) fn script(env: &Env) -> Message {
     let system = env
         .messages
         .first()
@@ -37,7 +37,7 @@ fn script(env: &Env) -> Message {
     Message::assistant(reply)
 }
 
-async fn run(model: AnyModel) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(model: AnyModel) -> Result<(), Box<dyn std::error::Error>> {
     let prompt: Prompt = Prompt::environment("You are a code reviewer.")
         .model(model.name())
         .rules(RULES)

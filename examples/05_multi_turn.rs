@@ -12,7 +12,7 @@ use brute::providers::{AnyModel, ScriptedModel};
 use brute::{Env, Message, Role, brute_agent, middleware::SystemPrompt};
 
 /// The offline model: keeps a running total of the numbers the user gave.
-fn script(env: &Env) -> Message {
+pub(crate) fn script(env: &Env) -> Message {
     let total: i64 = env
         .messages
         .iter()
@@ -27,7 +27,7 @@ fn script(env: &Env) -> Message {
     Message::assistant(format!("The total so far is {total}."))
 }
 
-async fn run(model: AnyModel) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(model: AnyModel) -> Result<(), Box<dyn std::error::Error>> {
     let agent = brute_agent! {
         use SystemPrompt { prompt: "Keep a running total of every number the user gives you. Answer only with: The total so far is N." };
         run model;

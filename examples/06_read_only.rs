@@ -25,7 +25,7 @@ const TOOLS: ReadOnlyTools = Tools::READ_ONLY;
 
 /// The offline model: searches, then tries to write (which it must not be able to do),
 /// then answers from what it read.
-fn script(env: &Env) -> Message {
+pub(crate) fn script(env: &Env) -> Message {
     let results = common::results_this_turn(env);
     match results.len() {
         0 => Message::tool_calls(
@@ -46,7 +46,7 @@ fn script(env: &Env) -> Message {
     }
 }
 
-async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(root.join("notes.md"), "# Notes\nTODO: write the intro\n")?;
     let mut names = Vec::new();
     TOOLS.names(&mut names);

@@ -100,21 +100,21 @@ impl<T: ToolSet + Clone + 'static> Tool for SubAgent<T> {
 }
 
 /// The main agent's offline model: asks both sub-agents at once, then combines them.
-fn lead_script(env: &Env) -> Message {
+pub(crate) fn lead_script(env: &Env) -> Message {
     let results = common::results_this_turn(env);
     if results.is_empty() {
         return Message::tool_calls(
-            "Asking the researcher and the counter at the same time.",
+            "Asking the counter and the researcher at the same time.",
             vec![
-                ToolCall::new(
-                    "r",
-                    "researcher",
-                    json!({"task": "Which files mention `deadline`?"}),
-                ),
                 ToolCall::new(
                     "c",
                     "counter",
                     json!({"task": "How many lines has plan.md?"}),
+                ),
+                ToolCall::new(
+                    "r",
+                    "researcher",
+                    json!({"task": "Which files mention `deadline`?"}),
                 ),
             ],
         );
@@ -124,7 +124,7 @@ fn lead_script(env: &Env) -> Message {
 }
 
 /// The researcher's offline model: one search, then its report.
-fn researcher_script(env: &Env) -> Message {
+pub(crate) fn researcher_script(env: &Env) -> Message {
     match common::results_this_turn(env).first() {
         None => Message::tool_calls(
             "",
@@ -146,7 +146,7 @@ fn researcher_script(env: &Env) -> Message {
 }
 
 /// The counter's offline model: counts with the shell (slowly, to show the overlap).
-fn counter_script(env: &Env) -> Message {
+pub(crate) fn counter_script(env: &Env) -> Message {
     match common::results_this_turn(env).first() {
         None => Message::tool_calls(
             "",
@@ -160,7 +160,7 @@ fn counter_script(env: &Env) -> Message {
     }
 }
 
-async fn run(
+pub(crate) async fn run(
     lead: AnyModel,
     researcher_model: AnyModel,
     counter_model: AnyModel,
