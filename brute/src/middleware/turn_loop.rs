@@ -36,6 +36,10 @@ pub mod Loop {
     ///
     /// Needs a tool pipeline inside it (a layer that provides
     /// [`kind::ToolPipeline`](crate::kind::ToolPipeline)), checked at compile time.
+    ///
+    /// # Options ([`ToolResultOptions`])
+    ///
+    /// None: `use Loop::ToolResult;`. For another condition, use [`While`].
     #[derive(crate::Middleware, Debug, Clone)]
     #[middleware(
         crate = crate,

@@ -2,34 +2,7 @@
 //! `ollama:qwen3:4b`, or the API root of any OpenAI-compatible server
 //! (`http://localhost:8000/v1#my-model`), and the same string read from `BRUTE_MODEL`.
 //!
-//! | spec | model | key | address |
-//! |---|---|---|---|
-//! | `openai:NAME` | [`OpenAi`] | `OPENAI_API_KEY` (required) | `OPENAI_BASE_URL`, else OpenAI |
-//! | `anthropic:NAME` | [`Anthropic`] | `ANTHROPIC_API_KEY` (required) | `ANTHROPIC_BASE_URL`, else Anthropic |
-//! | `ollama:NAME` | [`OpenAi`] on Ollama | none | `OLLAMA_HOST`, else `localhost:11434` |
-//! | `http(s)://ROOT#NAME` | [`OpenAi`] on that server | `BRUTE_API_KEY` if set | `ROOT` (the part before `/chat/completions`) |
-//! | `scripted` | none: [`from_env`] answers `None` | | |
-//!
-//! [`from_env`] reads `BRUTE_MODEL`; when it is unset it picks the first provider whose
-//! key is set (`OPENAI_API_KEY`: `openai:gpt-4o-mini`, `ANTHROPIC_API_KEY`:
-//! `anthropic:claude-sonnet-4-5`), and answers `None` when there is none, so a program
-//! can fall back to a [`ScriptedModel`](super::ScriptedModel) and say so:
-//!
-//! ```
-//! use brute::providers::{self, AnyModel, ScriptedModel};
-//! use brute::Message;
-//!
-//! # fn main() -> Result<(), brute::providers::SpecError> {
-//! let model = match providers::from_env()? {
-//!     Some(model) => model,
-//!     None => {
-//!         println!("no BRUTE_MODEL and no API key: using a scripted model");
-//!         AnyModel::from(ScriptedModel::new([Message::assistant("Hello.")]))
-//!     }
-//! };
-//! println!("model: {}", brute::Model::name(&model));
-//! # Ok(()) }
-//! ```
+//! The table of specs is on [`from_spec`]; the environment's part on [`from_env`].
 //!
 //! A key is never part of a spec: specs are printed and logged, keys are not. A
 //! compatible server gets `BRUTE_API_KEY`, never `OPENAI_API_KEY`, so that OpenAI's key
@@ -271,9 +244,42 @@ impl Model for AnyModel {
     }
 }
 
-/// The model a spec names, with its key and address from the environment (see the
-/// [module](self) for the table). `scripted` is not a model here: it is an error
-/// ([`SpecError::UnknownProvider`]); [`from_env`] turns it into `None`.
+/// The model a spec names, with its key and address from the environment.
+/// `scripted` is not a model here: it is an error ([`SpecError::UnknownProvider`]);
+/// [`from_env`] turns it into `None`.
+///
+/// | spec | model | key | address |
+/// |---|---|---|---|
+/// | `openai:NAME` | [`OpenAi`] | `OPENAI_API_KEY` (required) | `OPENAI_BASE_URL`, else OpenAI |
+/// | `anthropic:NAME` | [`Anthropic`] | `ANTHROPIC_API_KEY` (required) | `ANTHROPIC_BASE_URL`, else Anthropic |
+/// | `ollama:NAME` | [`OpenAi`] on Ollama | none | `OLLAMA_HOST`, else `localhost:11434` |
+/// | `http(s)://ROOT#NAME` | [`OpenAi`] on that server | `BRUTE_API_KEY` if set | `ROOT` (the part before `/chat/completions`) |
+/// | `scripted` | none: [`from_env`] answers `None` | | |
+///
+/// [`from_env`] reads `BRUTE_MODEL`; when it is unset it picks the first provider whose
+/// key is set (`OPENAI_API_KEY`: `openai:gpt-4o-mini`, `ANTHROPIC_API_KEY`:
+/// `anthropic:claude-sonnet-4-5`), and answers `None` when there is none, so a program
+/// can fall back to a [`ScriptedModel`](super::ScriptedModel) and say so:
+///
+/// ```
+/// use brute::providers::{self, AnyModel, ScriptedModel};
+/// use brute::Message;
+///
+/// # fn main() -> Result<(), brute::providers::SpecError> {
+/// let model = match providers::from_env()? {
+///     Some(model) => model,
+///     None => {
+///         println!("no BRUTE_MODEL and no API key: using a scripted model");
+///         AnyModel::from(ScriptedModel::new([Message::assistant("Hello.")]))
+///     }
+/// };
+/// println!("model: {}", brute::Model::name(&model));
+/// # Ok(()) }
+/// ```
+///
+/// A key is never part of a spec: specs are printed and logged, keys are not. A
+/// compatible server gets `BRUTE_API_KEY`, never `OPENAI_API_KEY`, so that OpenAI's key
+/// is not sent to another host by accident.
 ///
 /// ```
 /// let model = brute::providers::from_spec("ollama:qwen3:4b")?;
