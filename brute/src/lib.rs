@@ -103,6 +103,16 @@
 //! [`ModelError`] typed by cause, which `Retry` uses. Without these features brute has no
 //! HTTP stack.
 //!
+//! ## Guides
+//!
+//! [`guides`] holds the longer pages, each with compiled examples:
+//! [getting started](guides::getting_started),
+//! [writing middleware](guides::writing_middleware) (with placement rules),
+//! [writing tools](guides::writing_tools), [providers](guides::providers) (a model from
+//! one string: [`providers::from_spec`]),
+//! [sessions and compaction](guides::sessions_and_compaction) and
+//! [testing agents](guides::testing) with the scripted and replay models.
+//!
 //! ## Deep stacks
 //!
 //! rustc computes the layout of nested async blocks recursively and fails at about 26
@@ -117,6 +127,7 @@ pub mod compaction;
 pub mod env;
 pub mod error;
 pub mod event;
+pub mod guides;
 pub mod handler;
 #[cfg(feature = "http")]
 pub(crate) mod http;

@@ -53,7 +53,7 @@ pub mod Loop {
 
     /// Re-runs the inner stack while `condition` holds.
     ///
-    /// # Options ([`WhileOptions`])
+    /// # Options ([`WhileLoopOptions`])
     ///
     /// | option | type | default |
     /// |---|---|---|
@@ -77,7 +77,7 @@ pub mod Loop {
     /// ```
     #[derive(crate::Middleware, Debug, Clone)]
     #[middleware(crate = crate, name = "Loop::While", provides = crate::kind::Loop)]
-    pub struct While<A, C> {
+    pub struct WhileLoop<A, C> {
         app: A,
         /// Checked after each pass; the loop goes on while it returns `true`.
         /// The default loops while the last message is a tool result.
@@ -88,6 +88,11 @@ pub mod Loop {
         )]
         condition: C,
     }
+
+    /// `Loop::While`, the name to write: [`WhileLoop`] with the condition's type
+    /// defaulting to a plain `fn`, so that a named agent type can say `use Loop::While;`
+    /// (`use Loop::While<MyCondition>;` for a closure's type).
+    pub type While<A, C = fn(&Env) -> bool> = WhileLoop<A, C>;
 
     /// The condition of `Loop::ToolResult`: the last message is a tool result.
     pub fn last_is_tool_result(env: &Env) -> bool {
@@ -144,7 +149,7 @@ pub mod Loop {
         }
     }
 
-    impl<A: Handler<Env>, C: Fn(&Env) -> bool + Send + Sync> Handler<Env> for While<A, C> {
+    impl<A: Handler<Env>, C: Fn(&Env) -> bool + Send + Sync> Handler<Env> for WhileLoop<A, C> {
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
             run_loop(&self.app, env, &self.condition, "Loop::While")
         }
