@@ -8,6 +8,9 @@
 //! otherwise. `.ci/run` also runs every example binary offline and checks its status.
 
 #![allow(clippy::unwrap_used)]
+// Each example declares `mod common;`, so its shared file is a module of each of them,
+// as in the example binaries.
+#![allow(clippy::duplicate_mod)]
 
 use brute::providers::{AnyModel, ScriptedModel};
 

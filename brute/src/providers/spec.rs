@@ -395,6 +395,7 @@ fn build(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
     use std::collections::HashMap;

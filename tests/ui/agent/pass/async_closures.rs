@@ -42,7 +42,7 @@ fn main() {
         };
         assert_eq!(agent.start("go").await.expect("turn").text(), Some("pass 3"));
 
-        let stop_at = vec![2u32];
+        let stop_at = std::collections::BTreeSet::from([2u32]);
         let agent = brute_agent! {
             use Loop::While { condition: |env: &Env| !stop_at.contains(&env.iteration) };
             run |env| async { Ok(Message::assistant(format!("pass {}", env.iteration))) };
