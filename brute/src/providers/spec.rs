@@ -222,6 +222,7 @@ impl From<ScriptedModel> for AnyModel {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl Model for AnyModel {
     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
         match self {
