@@ -1,5 +1,7 @@
 //! Guides: how to do the common things, each with examples that are compiled and run
 //! as doc tests. Start with [`getting_started`].
+//!
+//! Built with the features `tools`, `openai` and `anthropic`, which the examples use.
 
 #[doc = include_str!("../guides/getting_started.md")]
 pub mod getting_started {}

@@ -103,15 +103,19 @@
 //! [`ModelError`] typed by cause, which `Retry` uses. Without these features brute has no
 //! HTTP stack.
 //!
-//! ## Guides
-//!
-//! [`guides`] holds the longer pages, each with compiled examples:
-//! [getting started](guides::getting_started),
-//! [writing middleware](guides::writing_middleware) (with placement rules),
-//! [writing tools](guides::writing_tools), [providers](guides::providers) (a model from
-//! one string: [`providers::from_spec`]),
-//! [sessions and compaction](guides::sessions_and_compaction) and
-//! [testing agents](guides::testing) with the scripted and replay models.
+#![cfg_attr(
+    all(feature = "tools", feature = "openai", feature = "anthropic"),
+    doc = "## Guides
+
+[`guides`] holds the longer pages, each with compiled examples:
+[getting started](guides::getting_started),
+[writing middleware](guides::writing_middleware) (with placement rules),
+[writing tools](guides::writing_tools), [providers](guides::providers) (a model from
+one string: [`providers::from_spec`]),
+[sessions and compaction](guides::sessions_and_compaction) and
+[testing agents](guides::testing) with the scripted and replay models.
+"
+)]
 //!
 //! ## Deep stacks
 //!
@@ -127,6 +131,11 @@ pub mod compaction;
 pub mod env;
 pub mod error;
 pub mod event;
+#[cfg(all(feature = "tools", feature = "openai", feature = "anthropic"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "tools", feature = "openai", feature = "anthropic")))
+)]
 pub mod guides;
 pub mod handler;
 #[cfg(feature = "http")]
