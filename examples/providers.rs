@@ -1,16 +1,17 @@
-//! One agent, any provider: OpenAI, Anthropic or a local Ollama, whichever the
-//! environment names, and a scripted model when none is set (so this runs offline).
+//! One agent, any provider, chosen by one string: `BRUTE_MODEL` (or `--model SPEC`),
+//! and a scripted model when none is set, so this runs offline.
 //!
 //! ```text
-//! cargo run --example providers                              # scripted, offline
-//! OPENAI_API_KEY=sk-.. cargo run --example providers         # OPENAI_MODEL, default gpt-4o-mini
-//! ANTHROPIC_API_KEY=sk-ant-.. cargo run --example providers  # ANTHROPIC_MODEL, default claude-sonnet-4-5
-//! OLLAMA_HOST=localhost:11434 cargo run --example providers  # OLLAMA_MODEL, default qwen3:4b
-//! cargo run --example providers -- "Your own prompt"
+//! cargo run --example providers                                           # scripted, offline
+//! BRUTE_MODEL=openai:gpt-4o-mini cargo run --example providers            # OPENAI_API_KEY
+//! BRUTE_MODEL=anthropic:claude-sonnet-4-5 cargo run --example providers   # ANTHROPIC_API_KEY
+//! BRUTE_MODEL=ollama:qwen3:4b cargo run --example providers               # OLLAMA_HOST or localhost
+//! cargo run --example providers -- --model http://localhost:8000/v1#qwen "Your own prompt"
 //! ```
 //!
-//! Text is streamed to the terminal as it arrives; the token usage of the turn is
-//! printed at the end.
+//! With no `BRUTE_MODEL`, a set `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` picks that
+//! provider's default model (`brute::providers::from_env`). Text is streamed to the
+//! terminal as it arrives; the token usage of the turn is printed at the end.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -19,12 +20,42 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use brute::{
     Event, EventKind, Message, Model, brute_agent,
     middleware::SystemPrompt,
-    providers::{Anthropic, OpenAi, ScriptedModel},
+    providers::{self, AnyModel, ScriptedModel},
 };
 
-/// The same stack whatever the model: a system prompt, then one completion.
-async fn run<M: Model>(provider: &str, model: M, prompt: &str) -> Result<(), brute::Error> {
-    println!("[{provider} / {}]", model.name());
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let spec = match args.iter().position(|a| a == "--model") {
+        Some(at) if at + 1 < args.len() => {
+            let spec = args.remove(at + 1);
+            args.remove(at);
+            Some(spec)
+        }
+        Some(_) => return Err("`--model` needs a spec, e.g. openai:gpt-4o-mini".into()),
+        None => None,
+    };
+    let prompt = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "Name three prime numbers.".to_string());
+    let chosen = match spec {
+        Some(spec) => Some(providers::from_spec(&spec)?),
+        None => providers::from_env()?,
+    };
+    let model = match chosen {
+        Some(model) => model.stream(true),
+        None => {
+            println!(
+                "(no BRUTE_MODEL, OPENAI_API_KEY or ANTHROPIC_API_KEY: using a scripted model)"
+            );
+            AnyModel::from(
+                ScriptedModel::new([Message::assistant("2, 3 and 5.")]).named("scripted"),
+            )
+        }
+    };
+    println!("[{}]", model.name());
+
     let mut agent = brute_agent! {
         use SystemPrompt { prompt: "You are terse: answer in one sentence." };
         run model;
@@ -44,38 +75,12 @@ async fn run<M: Model>(provider: &str, model: M, prompt: &str) -> Result<(), bru
     } else {
         println!("{}", outcome.text().unwrap_or_default());
     }
-    if let Some(usage) = outcome.env.metadata.get("usage") {
-        println!("usage: {usage}");
+    let usage = outcome.env.usage;
+    if usage.total() > 0 {
+        println!(
+            "usage: {} tokens in, {} out",
+            usage.input_tokens, usage.output_tokens
+        );
     }
     Ok(())
-}
-
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-#[tokio::main]
-async fn main() -> Result<(), brute::Error> {
-    let prompt = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "Name three prime numbers.".to_string());
-    if var("OPENAI_API_KEY").is_some() {
-        let name = var("OPENAI_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
-        run("openai", OpenAi::new(name).stream(true), &prompt).await
-    } else if var("ANTHROPIC_API_KEY").is_some() {
-        let name = var("ANTHROPIC_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".into());
-        run(
-            "anthropic",
-            Anthropic::new(name).max_tokens(1024).stream(true),
-            &prompt,
-        )
-        .await
-    } else if var("OLLAMA_HOST").is_some() {
-        let name = var("OLLAMA_MODEL").unwrap_or_else(|| "qwen3:4b".into());
-        run("ollama", OpenAi::ollama(name).stream(true), &prompt).await
-    } else {
-        println!("(no OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST: using a scripted model)");
-        let model = ScriptedModel::new([Message::assistant("2, 3 and 5.")]);
-        run("scripted", model, &prompt).await
-    }
 }

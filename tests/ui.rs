@@ -37,6 +37,7 @@ macro_rules! pass {
 }
 
 pass! {
+    agent_async_closures => "ui/agent/pass/async_closures.rs",
     agent_six_layers => "ui/agent/pass/six_layers.rs",
     agent_sixty_four_layers => "ui/agent/pass/sixty_four_layers.rs",
     derive_default_type => "ui/derive/pass/default_type.rs",

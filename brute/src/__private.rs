@@ -15,11 +15,11 @@ pub mod v1 {
     use crate::env::Env;
     use crate::error::Error;
     use crate::handler::Handler;
-    use crate::model::{Model, Reply};
+    use crate::model::{EnvFn, Model, Reply};
 
     pub use crate::agent::Agent;
     pub use crate::handler::handler_fn;
-    pub use crate::model::{FnTerminal, Terminal};
+    pub use crate::model::{AsyncFnTerminal, FnTerminal, Terminal};
     pub use crate::stack::placement::{
         Check, KindInfo, Layer, MiddlewareOptions, MissingOption, NOT_A_MIDDLEWARE, NoApp,
         NotAMiddleware, NotMiddleware, Placement, Rule, Sealed, is_middleware, placement_error,
@@ -41,6 +41,17 @@ pub mod v1 {
         R: Reply,
     {
         FnTerminal::new(f)
+    }
+
+    /// `run async |env| ..;` (and `run |env| async { .. }`, rewritten to it): the
+    /// closure's future may borrow the env. The `AsyncFn` bound gives rustc the type
+    /// of `env`; `EnvFn` gives the future's `Send`.
+    pub fn terminal_async<F, R>(f: F) -> AsyncFnTerminal<F>
+    where
+        F: AsyncFn(&Env) -> Result<R, Error> + for<'a> EnvFn<'a>,
+        R: Reply,
+    {
+        AsyncFnTerminal::new(f)
     }
 
     /// `run handler;` in `pipeline!`.

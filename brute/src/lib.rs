@@ -30,10 +30,7 @@
 //!     use SystemPrompt { prompt: "You are terse." };
 //!     use Loop::While { condition: |env| env.iteration < 2 };
 //!     use MaxIterations { max: 25 };
-//!     run |env| {
-//!         let pass = env.iteration;
-//!         async move { Ok(Message::assistant(format!("pass {pass}"))) }
-//!     };
+//!     run async |env| Ok(Message::assistant(format!("pass {}", env.iteration)));
 //! };
 //! let outcome = agent.start("Hello").await?;
 //! assert_eq!(outcome.text(), Some("pass 2"));
@@ -106,6 +103,20 @@
 //! [`ModelError`] typed by cause, which `Retry` uses. Without these features brute has no
 //! HTTP stack.
 //!
+#![cfg_attr(
+    all(feature = "tools", feature = "openai", feature = "anthropic"),
+    doc = "## Guides
+
+[`guides`] holds the longer pages, each with compiled examples:
+[getting started](guides::getting_started),
+[writing middleware](guides::writing_middleware) (with placement rules),
+[writing tools](guides::writing_tools), [providers](guides::providers) (a model from
+one string: [`providers::from_spec`]),
+[sessions and compaction](guides::sessions_and_compaction) and
+[testing agents](guides::testing) with the scripted and replay models.
+"
+)]
+//!
 //! ## Deep stacks
 //!
 //! rustc computes the layout of nested async blocks recursively and fails at about 26
@@ -120,6 +131,12 @@ pub mod compaction;
 pub mod env;
 pub mod error;
 pub mod event;
+#[cfg(all(feature = "tools", feature = "openai", feature = "anthropic"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "tools", feature = "openai", feature = "anthropic")))
+)]
+pub mod guides;
 pub mod handler;
 #[cfg(feature = "http")]
 pub(crate) mod http;
@@ -237,7 +254,9 @@ pub use brute_macros::tool;
 /// (internal state, not an option, built from its default), `#[middleware(app)]`.
 /// A field whose type is a type parameter is a generic option: setting it changes
 /// the options' type; `#[middleware(default_type = T)]` names the type it has until it
-/// is set.
+/// is set. `#[middleware(bound = Fn(&Env) -> bool)]` on a generic option makes its
+/// setter require that bound, so a closure given as the option gets its parameter
+/// types inferred (`use Loop::While { condition: |env| env.iteration < 3 }`).
 ///
 /// Struct attributes: `provides = Kind`, `inside = Kind` (a layer further out provides
 /// it), `outside = Kind` (none further out does), `requires_inner = Kind` (a layer
@@ -282,6 +301,14 @@ pub use brute_macros::Middleware;
 ///     run model;                         // a Model value, or a closure |env| ..
 /// }
 /// ```
+///
+/// `run` takes a [`Model`] value or a closure over the env. A closure's future may
+/// borrow the env when it is an async closure, `run async |env| { .. }`, or a closure
+/// whose whole body is an async block, `run |env| async { .. }` (written as the
+/// former). `run |env| { let n = ..; async move { .. } }` reads the env before its
+/// future, and `run async move |env| ..` must not borrow what it moved in (rustc
+/// says "async closure does not implement `Fn`"): capture a reference or clone inside.
+/// `Loop::While { condition }` takes any `Fn(&Env) -> bool`, capturing or not.
 ///
 /// The result is an [`Agent`] over the nested stack type. Option values go to the
 /// setters the derive generated, so an unknown option or a value of the wrong type is

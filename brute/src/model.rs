@@ -79,8 +79,8 @@ impl Reply for Completion {
 ///
 /// Providers implement it; so does every closure `Fn(&Env) -> impl Future<Output =
 /// Result<impl Reply, Error>>`, which is what `run |env| ..` in
-/// `brute_agent!` uses. A closure's future must not borrow the env: read what you need
-/// before the `async` block.
+/// `brute_agent!` uses for a plain closure; `run async |env| ..` builds an
+/// [`AsyncFnTerminal`], whose future may borrow the env.
 ///
 /// ```
 /// use brute::{Completion, Env, Error, Message, Model};
@@ -268,5 +268,58 @@ fn respond(env: &Env, usage: Option<Usage>) {
             message,
             usage: usage.as_ref(),
         });
+    }
+}
+
+/// A closure over the env whose future may borrow it: what `run async |env| ..` (and
+/// `run |env| async { .. }`, which `brute_agent!` writes as the former) must be. Every
+/// `Fn(&'a Env) -> impl Future` is one; an async closure is one when it does not move
+/// its captures into itself (`async |env| ..`, not `async move |env| ..`).
+pub trait EnvFn<'a>: Send + Sync {
+    /// What the closure answers with.
+    type Reply: Reply;
+    /// The future of one call.
+    type Future: Future<Output = Result<Self::Reply, Error>> + Send;
+
+    /// Calls the closure.
+    fn call_env(&'a self, env: &'a Env) -> Self::Future;
+}
+
+impl<'a, F, Fut, R> EnvFn<'a> for F
+where
+    F: Fn(&'a Env) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<R, Error>> + Send,
+    R: Reply,
+{
+    type Reply = R;
+    type Future = Fut;
+
+    #[inline]
+    fn call_env(&'a self, env: &'a Env) -> Fut {
+        self(env)
+    }
+}
+
+/// The terminal `run async |env| ..` builds: like [`FnTerminal`], but the closure's
+/// future may borrow the env for the whole model call.
+#[derive(Clone, Debug)]
+pub struct AsyncFnTerminal<F> {
+    f: F,
+}
+
+impl<F> AsyncFnTerminal<F> {
+    /// A terminal calling `f` once per pass.
+    pub fn new(f: F) -> Self {
+        AsyncFnTerminal { f }
+    }
+}
+
+impl<F> Handler<Env> for AsyncFnTerminal<F>
+where
+    F: for<'a> EnvFn<'a>,
+{
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        let span = call_span("closure", env);
+        model_pass!(env, span, self.f.call_env(env))
     }
 }

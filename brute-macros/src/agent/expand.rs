@@ -136,6 +136,50 @@ fn is_closure(tokens: &TokenStream) -> bool {
     }
 }
 
+/// What `run` was given, as far as the terminal it needs.
+enum RunClosure {
+    /// `|env| ..` whose future does not borrow the env.
+    Plain,
+    /// `async |env| ..`, or `|env| async { .. }` rewritten to it: the future may
+    /// borrow the env.
+    Async(TokenStream),
+}
+
+/// `async [move] |..| ..` is an async closure as written. `|..| async [move] { .. }`
+/// (a closure whose whole body is an async block, with no `move` on the closure) is
+/// rewritten to the async closure `async |..| { .. }`: the same captures, and its
+/// future may borrow the env, which a closure returning an async block cannot do.
+fn run_closure(tokens: &TokenStream) -> RunClosure {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let is_ident = |tree: Option<&TokenTree>, word: &str| matches!(tree, Some(TokenTree::Ident(i)) if i == word);
+    if is_ident(trees.first(), "async") {
+        return RunClosure::Async(tokens.clone());
+    }
+    let is_bar = |tree: &TokenTree| matches!(tree, TokenTree::Punct(p) if p.as_char() == '|');
+    if !trees.first().is_some_and(is_bar) {
+        return RunClosure::Plain;
+    }
+    let Some(close) = trees.iter().skip(1).position(is_bar).map(|i| i + 1) else {
+        return RunClosure::Plain;
+    };
+    let mut body = &trees[close + 1..];
+    if !is_ident(body.first(), "async") {
+        return RunClosure::Plain;
+    }
+    body = &body[1..];
+    if is_ident(body.first(), "move") {
+        body = &body[1..];
+    }
+    match body {
+        [TokenTree::Group(block)] if block.delimiter() == proc_macro2::Delimiter::Brace => {
+            let async_kw = &trees[close + 1];
+            let params = &trees[..=close];
+            RunClosure::Async(quote! { #async_kw #(#params)* #block })
+        }
+        _ => RunClosure::Plain,
+    }
+}
+
 fn run_span(stack: &Stack<'_>) -> Span {
     stack
         .run
@@ -175,9 +219,14 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let run_tokens = &stack.run.tokens;
     let span = run_span(stack);
     let terminal = match (flavor, is_closure(run_tokens)) {
-        (Flavor::Agent, true) => {
-            quote_spanned! {span=> #krate::__private::v1::terminal_fn(#run_tokens) }
-        }
+        (Flavor::Agent, true) => match run_closure(run_tokens) {
+            RunClosure::Async(closure) => {
+                quote_spanned! {span=> #krate::__private::v1::terminal_async(#closure) }
+            }
+            RunClosure::Plain => {
+                quote_spanned! {span=> #krate::__private::v1::terminal_fn(#run_tokens) }
+            }
+        },
         (Flavor::Agent, false) => {
             quote_spanned! {span=> #krate::__private::v1::terminal(#run_tokens) }
         }

@@ -147,7 +147,10 @@ fn option_names(
         let impls = fields.iter().enumerate().map(|(index, f)| {
             let ident = f.ident;
             let (generics, value) = match (&f.generic, f.into) {
-                (Some(_), _) => (quote!(__BruteValue,), quote!(__BruteValue)),
+                (Some(_), _) => match f.bound {
+                    Some(bound) => (quote!(__BruteValue: #bound,), quote!(__BruteValue)),
+                    None => (quote!(__BruteValue,), quote!(__BruteValue)),
+                },
                 (None, true) => {
                     let ty = f.ty;
                     (quote!(), quote!(impl ::core::convert::Into<#ty>))
@@ -247,9 +250,10 @@ fn setter(options: &Ident, params: &[&Ident], all: &[&Ident], f: &FieldModel<'_>
                 }
             });
             let others = all.iter().filter(|o| **o != ident);
+            let bound = f.bound.map(|bound| quote!(: #bound));
             quote! {
                 #docs
-                pub fn #ident<__BruteValue>(self, value: __BruteValue) -> #options<#(#new_args),*> {
+                pub fn #ident<__BruteValue #bound>(self, value: __BruteValue) -> #options<#(#new_args),*> {
                     #options { #ident: value, #(#others: self.#others,)* }
                 }
             }

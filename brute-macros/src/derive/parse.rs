@@ -6,13 +6,16 @@
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
-use syn::{Attribute, Data, DeriveInput, Expr, Field, Fields, LitStr, Path, Token, Type};
+use syn::{
+    Attribute, Data, DeriveInput, Expr, Field, Fields, LitStr, Path, Token, Type, TypeParamBound,
+    punctuated::Punctuated,
+};
 
 use super::Errors;
 
 const STRUCT_KEYS: &str =
     "`provides`, `inside`, `outside`, `requires_inner`, `forbids_inner`, `unique`, `name`, `crate`";
-const FIELD_KEYS: &str = "`app`, `default`, `default_type`, `into`, `state`";
+const FIELD_KEYS: &str = "`app`, `bound`, `default`, `default_type`, `into`, `state`";
 
 /// The struct as written: its attributes read, its fields in order.
 pub(crate) struct Input<'a> {
@@ -51,6 +54,9 @@ pub(crate) struct RawField<'a> {
     pub(crate) default: Option<Expr>,
     /// `#[middleware(default_type = Type)]`.
     pub(crate) default_type: Option<Type>,
+    /// `#[middleware(bound = Trait + ..)]`: what a generic option's value must implement
+    /// when it is set, so that a closure's parameter types are inferred from it.
+    pub(crate) bound: Option<Punctuated<TypeParamBound, Token![+]>>,
     /// `#[middleware(into)]`.
     pub(crate) into: bool,
     /// `#[middleware(state)]`.
@@ -150,6 +156,7 @@ fn field<'a>(field: &'a Field, errors: &mut Errors) -> RawField<'a> {
         app: None,
         default: None,
         default_type: None,
+        bound: None,
         into: false,
         state: false,
         marked: middleware_attrs(&field.attrs).next().is_some(),
@@ -168,6 +175,10 @@ fn field<'a>(field: &'a Field, errors: &mut Errors) -> RawField<'a> {
                 out.default = Some(meta.value()?.parse()?);
             }
             "default_type" => out.default_type = Some(meta.value()?.parse()?),
+            "bound" => {
+                let input = meta.value()?;
+                out.bound = Some(Punctuated::parse_separated_nonempty(input)?);
+            }
             _ => {
                 return Err(meta.error(format!(
                     "unknown `middleware` attribute on a field; expected one of: {FIELD_KEYS}"

@@ -37,6 +37,8 @@ pub(crate) struct FieldModel<'a> {
     pub(crate) default: Option<&'a Expr>,
     /// The setter takes `impl Into<T>`.
     pub(crate) into: bool,
+    /// What a generic option's setter requires of its value (`bound = ..`).
+    pub(crate) bound: Option<&'a syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>>,
     /// Internal state: no setter, initialised from its default.
     pub(crate) state: bool,
     /// The field's type is this type parameter (a generic option).
@@ -269,6 +271,17 @@ fn option_field<'a>(
             ),
         ));
     }
+    if let Some(bound) = &raw.bound
+        && generic.is_none()
+    {
+        errors.push(syn::Error::new_spanned(
+            bound,
+            format!(
+                "`bound` is for generic options (a field whose type is a type parameter); `{ident}` always has type `{}`",
+                field.ty.to_token_stream()
+            ),
+        ));
+    }
     if raw.into && generic.is_some() {
         errors.push(syn::Error::new_spanned(
             &field.ty,
@@ -296,6 +309,7 @@ fn option_field<'a>(
             .collect(),
         default: raw.default.as_ref(),
         into: raw.into,
+        bound: raw.bound.as_ref(),
         state: raw.state,
         generic,
         default_type: raw.default_type.as_ref(),

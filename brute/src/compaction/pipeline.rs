@@ -61,6 +61,20 @@ impl Default for Trigger {
 /// };
 /// # let _ = agent;
 /// ```
+///
+/// # Options ([`DefaultCompactionPipelineOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `window` | `usize` | `128_000` | the model's context window, in tokens |
+/// | `trigger` | [`Trigger`] | `Trigger::Fraction(0.8)` | when to compact: a fraction of the window, a token count, a message count |
+/// | `target` | `f64` | `0.5` | the size to compact to, as a fraction of the window (of the conversation, when the trigger fired below that) |
+/// | `compactor` | a [`pipeline!`](crate::pipeline!) over [`CompactionEnv`], or a tuple of strategies | [`DefaultLadder`] | what goes |
+/// | `summariser` | any [`Model`] | [`NoSummariser`] | the model that summarises, for the default ladder |
+/// | `estimator` | [`SharedEstimator`] | [`Heuristic`] | how tokens are counted when the provider reports none |
+///
+/// Placement: inside a loop, and inside `SessionLog` when there is one (the log keeps
+/// what survives); checked at compile time.
 #[derive(crate::Middleware, Clone)]
 #[middleware(crate = crate, provides = crate::kind::Compaction)]
 pub struct DefaultCompactionPipeline<A, C, M> {

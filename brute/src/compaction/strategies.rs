@@ -117,6 +117,12 @@ fn removable(
 /// Rewrites older tool outputs (all but the most recent `keep_recent`) to a short
 /// placeholder naming the tool and the original size, oldest first, until the
 /// conversation is under target. Free: no model call.
+///
+/// # Options ([`ToolResultsOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `keep_recent` | `usize` | `3` | how many of the most recent tool results stay as they are |
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate)]
 pub struct ToolResults<A> {
@@ -178,6 +184,12 @@ const PLACEHOLDER_PREFIX: &str = "[compacted:";
 /// Drops the oldest turns, whole blocks at a time, until the conversation is under
 /// target. Keeps the system messages, the first user message (the task), the latest
 /// user message and the last `keep_recent` blocks. Free: no model call.
+///
+/// # Options ([`SlidingWindowOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `keep_recent` | `usize` | `4` | how many of the most recent blocks always stay |
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate)]
 pub struct SlidingWindow<A> {

@@ -32,8 +32,15 @@ pub enum LimitMode {
 /// wants another one, the turn ends instead (every tool call of that pass answered, so
 /// no call dangles), and `env.iteration` is the number of passes made.
 ///
-/// Options: `max: u32` (default `100`), the most passes (model calls) a turn may make;
-/// `mode: LimitMode` (default [`LimitMode::End`]), what happens at the limit.
+/// # Options ([`MaxIterationsOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `max` | `u32` | `100` | the most passes (model calls) a turn may make |
+/// | `mode` | [`LimitMode`] | [`LimitMode::End`] | what happens at the limit: end the turn, fail it, or warn the model first |
+///
+/// Placement: inside a loop (`Loop::ToolResult`, `Loop::While`), checked at compile
+/// time.
 ///
 /// ```
 /// use brute::{ExitReason, Message, StopReason, brute_agent, middleware::{LimitMode, Loop, MaxIterations}};

@@ -50,6 +50,18 @@ use crate::handler::Handler;
 /// assert_eq!(outcome.env.messages.len(), 2);
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
+///
+/// # Options ([`RetryOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `attempts` | `u32` | `4` | attempts in all, the first included; `1` never retries |
+/// | `base_delay` | `Duration` | 1 s | the wait after the first failure, doubled after each further one |
+/// | `max_delay` | `Duration` | 60 s | the longest computed wait |
+/// | `jitter` | `bool` | `true` | draw each wait between half of it and all of it |
+/// | `max_retry_after` | `Duration` | 300 s | the longest retry-after hint waited for; a longer one fails at once |
+///
+/// Placement: no tool pipeline inside it (`forbids_inner = ToolPipeline`).
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate, forbids_inner = crate::kind::ToolPipeline)]
 pub struct Retry<A> {

@@ -214,6 +214,15 @@ impl fmt::Debug for Prompt {
 /// assert_eq!(outcome.env.messages[0], Message::system("You are terse."));
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
+///
+/// # Options ([`SystemPromptOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `prompt` | `impl Into<`[`Prompt`]`>`: `&str`, `String`, [`Prompt::build`], [`Prompt::environment`] | [`DEFAULT_PROMPT`] | the system message's text, or how to write it each turn |
+///
+/// Placement: anywhere; usually just inside `SessionLog` (the system message is not
+/// part of the stored record) and outside the loop (added once per turn).
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate)]
 pub struct SystemPrompt<A> {

@@ -36,6 +36,10 @@ pub mod Loop {
     ///
     /// Needs a tool pipeline inside it (a layer that provides
     /// [`kind::ToolPipeline`](crate::kind::ToolPipeline)), checked at compile time.
+    ///
+    /// # Options ([`ToolResultOptions`])
+    ///
+    /// None: `use Loop::ToolResult;`. For another condition, use [`While`].
     #[derive(crate::Middleware, Debug, Clone)]
     #[middleware(
         crate = crate,
@@ -48,15 +52,47 @@ pub mod Loop {
     }
 
     /// Re-runs the inner stack while `condition` holds.
+    ///
+    /// # Options ([`WhileLoopOptions`])
+    ///
+    /// | option | type | default |
+    /// |---|---|---|
+    /// | `condition` | any `Fn(&Env) -> bool + Send + Sync`: a fn, or a closure that may capture | [`last_is_tool_result`] |
+    ///
+    /// The condition is checked after each pass; the loop goes on while it returns
+    /// `true`. A closure may capture what it needs (moved in, or borrowed for as long as
+    /// the agent lives):
+    ///
+    /// ```
+    /// use brute::{Message, brute_agent, middleware::Loop};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let passes = 4;
+    /// let agent = brute_agent! {
+    ///     use Loop::While { condition: move |env| env.iteration < passes };
+    ///     run async |env| Ok(Message::assistant(format!("pass {}", env.iteration)));
+    /// };
+    /// assert_eq!(agent.start("go").await?.text(), Some("pass 4"));
+    /// # Ok::<(), brute::Error>(()) }).unwrap();
+    /// ```
     #[derive(crate::Middleware, Debug, Clone)]
     #[middleware(crate = crate, name = "Loop::While", provides = crate::kind::Loop)]
-    pub struct While<A> {
+    pub struct WhileLoop<A, C> {
         app: A,
         /// Checked after each pass; the loop goes on while it returns `true`.
         /// The default loops while the last message is a tool result.
-        #[middleware(default = last_is_tool_result)]
-        condition: fn(&Env) -> bool,
+        #[middleware(
+            default = last_is_tool_result,
+            default_type = fn(&Env) -> bool,
+            bound = Fn(&Env) -> bool + Send + Sync
+        )]
+        condition: C,
     }
+
+    /// `Loop::While`, the name to write: [`WhileLoop`] with the condition's type
+    /// defaulting to a plain `fn`, so that a named agent type can say `use Loop::While;`
+    /// (`use Loop::While<MyCondition>;` for a closure's type).
+    pub type While<A, C = fn(&Env) -> bool> = WhileLoop<A, C>;
 
     /// The condition of `Loop::ToolResult`: the last message is a tool result.
     pub fn last_is_tool_result(env: &Env) -> bool {
@@ -113,9 +149,9 @@ pub mod Loop {
         }
     }
 
-    impl<A: Handler<Env>> Handler<Env> for While<A> {
+    impl<A: Handler<Env>, C: Fn(&Env) -> bool + Send + Sync> Handler<Env> for WhileLoop<A, C> {
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
-            run_loop(&self.app, env, self.condition, "Loop::While")
+            run_loop(&self.app, env, &self.condition, "Loop::While")
         }
     }
 }

@@ -79,6 +79,7 @@ pub mod openai;
 #[cfg(any(feature = "http", test))]
 mod redact;
 mod replay;
+mod spec;
 mod sse;
 mod stream;
 
@@ -94,6 +95,10 @@ pub use format::{Request, StreamDecode, WireFormat};
 #[cfg(feature = "openai")]
 pub use openai::OpenAi;
 pub use replay::{Replay, ReplayError};
+pub use spec::{
+    API_KEY_VAR, AnyModel, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, MODEL_VAR, ModelSpec,
+    SpecError, from_env, from_spec,
+};
 pub use sse::DEFAULT_MAX_EVENT_BYTES;
 
 /// An API key. Its `Debug` output is `ApiKey([redacted])`, it has no `Display` and is

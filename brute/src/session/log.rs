@@ -104,6 +104,21 @@ use crate::trace::traced;
 /// #     d
 /// # }
 /// ```
+///
+/// # Options ([`SessionLogOptions`])
+///
+/// Set in `brute_agent!` as `use SessionLog { path: "chat.jsonl", sync: false };`;
+/// omitted options keep their defaults.
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `path` | `impl Into<PathBuf>` | `"session.jsonl"` | the session file of the default JSONL store |
+/// | `sync` | `bool` | `true` | fsync at each durability step (default store) |
+/// | `store` | `impl Into<`[`Store`]`>` | the JSONL file at `path` | where sessions live: `JsonlStore`, `SqliteStore`, `PostgresStore`, your own |
+/// | `session` | `impl Into<String>` | `"default"` | the session of `store` when the env names none ([`SessionId`]) |
+/// | `validation` | [`Validation`] | [`Validation::Repair`] | what loading does with a history that breaks the tool-call rules |
+///
+/// Placement: at most one, outside the loop (checked at compile time).
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate, provides = crate::kind::SessionLog)]
 pub struct SessionLog<A> {

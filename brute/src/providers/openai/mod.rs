@@ -102,7 +102,7 @@ impl OpenAi {
 /// or a URL), `http://localhost:11434/v1` when unset. A bare host without a port gets
 /// 11434; a URL without one keeps its scheme's default, as in Ollama's own client.
 #[cfg(feature = "openai")]
-fn ollama_base(host: Option<&str>) -> String {
+pub(crate) fn ollama_base(host: Option<&str>) -> String {
     let host = host
         .map(str::trim)
         .filter(|h| !h.is_empty())

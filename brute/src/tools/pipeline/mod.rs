@@ -86,6 +86,27 @@ use crate::tool::ToolSpec;
 /// assert_eq!(outcome.env.messages[2].content, "1\thello");
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
+///
+/// # Options ([`DefaultToolPipelineOptions`])
+///
+/// | option | type | default | what it is |
+/// |---|---|---|---|
+/// | `tools` | any [`ToolSet`]: [`Tools::ALL`](super::Tools::ALL), [`Tools::READ_ONLY`](super::Tools::READ_ONLY), a tool, a tuple, [`tools!`](crate::tools!), a [`Registry`](super::Registry) | none: required | the tools advertised and run |
+/// | `pipeline` | a [`pipeline!`](crate::pipeline!) over [`ToolCallEnv`] | [`StandardCallPipeline`] (validate, snapshot, execute) | the per-call stages |
+/// | `root` | `impl Into<`[`RootDir`]`>` (a path) | the working directory | the folder file tools are confined to |
+/// | `concurrency` | `usize` | `8` | calls run at once |
+/// | `timeout` | `impl Into<Option<Duration>>` | 10 minutes | one call's limit; `None` for none |
+/// | `timeouts` | `impl Into<`[`Timeouts`]`>` | none | per-tool limits: `[("shell", Duration::from_secs(60))]` |
+/// | `approval` | `impl Into<`[`Approval`]`>` | allow every call | decides before each call: allow, deny, rewrite |
+/// | `network` | [`NetworkPolicy`] | public addresses, 1 MiB, 5 redirects | what `fetch` may reach |
+/// | `output_dir` | `impl Into<`[`OutputDir`]`>` | `$XDG_DATA_HOME` or `$HOME` | where cut outputs are saved in full |
+/// | `output_retention` | `Option<Duration>` | a week | saved outputs older than this are deleted |
+/// | `env_secrets` | `bool` | `true` | hide the environment's secrets from results |
+/// | `secrets` | [`Secrets`] | none | more secrets to hide |
+/// | `redact` | `impl Into<`[`Redactions`]`>` | none | values to hide, given in code |
+///
+/// Placement: inside a loop, below `Loop::ToolResult` (which needs it), never inside
+/// `Retry`; checked at compile time.
 #[derive(crate::Middleware)]
 #[middleware(crate = crate, provides = crate::kind::ToolPipeline)]
 pub struct DefaultToolPipeline<A, T, P> {

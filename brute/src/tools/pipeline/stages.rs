@@ -114,6 +114,10 @@ impl<T: ToolSet> fmt::Debug for ToolCallEnv<'_, T> {
 /// JSON, arguments that do not match the schema (naming the field and what was
 /// expected) and paths outside the root become error results. Provides
 /// [`ToolValidation`].
+///
+/// # Options ([`ValidateOptions`])
+///
+/// None: a stage of the per-call [`pipeline!`](crate::pipeline!) of `DefaultToolPipeline`.
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate, provides = ToolValidation, unique)]
 pub struct Validate<A> {
@@ -147,6 +151,10 @@ pub(super) fn unknown<T: ToolSet + ?Sized>(tools: &T, name: &str) -> ToolError {
 /// one after the other, others in parallel) and records the file's prior state for
 /// `undo`. A snapshot of a call that failed is dropped again. It needs the resolved
 /// path, so it sits inside [`Validate`] (a compile error otherwise).
+///
+/// # Options ([`SnapshotOptions`])
+///
+/// None: a stage of the per-call [`pipeline!`](crate::pipeline!) of `DefaultToolPipeline`.
 #[derive(crate::Middleware, Debug, Clone)]
 #[middleware(crate = crate, provides = ToolSnapshot, inside = ToolValidation, unique)]
 pub struct Snapshot<A> {
