@@ -11,9 +11,11 @@
 mod client;
 mod error;
 mod server;
+mod tls;
 
 pub use client::{McpCall, McpTools};
 pub use error::McpError;
 /// The MCP SDK this crate is built on, for its transports and models.
 pub use rmcp;
 pub use server::{AgentServer, ToolSetServer, serve_http, serve_stdio};
+pub use tls::ensure_crypto_provider;

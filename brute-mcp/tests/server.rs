@@ -122,10 +122,12 @@ async fn a_tool_set_over_streamable_http_redacts_and_times_out() {
     let server =
         ToolSetServer::new((TellSecret, Sleepy), context).timeout(Duration::from_millis(200));
     let (url, _stop) = serve_http(server).await;
-    let client: Client =
+    let client: Client = {
+        brute_mcp::ensure_crypto_provider();
         ().serve(StreamableHttpClientTransport::from_uri(url))
-            .await
-            .expect("the handshake succeeds");
+    }
+    .await
+    .expect("the handshake succeeds");
     let told = call(&client, "tell_secret", json!({})).await;
     assert_eq!(told.is_error, Some(false));
     assert!(
@@ -167,10 +169,12 @@ fn adding_agent() -> AgentServer<impl brute::Handler<brute::Env> + 'static> {
 #[tokio::test]
 async fn an_agent_over_streamable_http_runs_a_turn_per_call() {
     let (url, _stop) = serve_http(adding_agent()).await;
-    let client: Client =
+    let client: Client = {
+        brute_mcp::ensure_crypto_provider();
         ().serve(StreamableHttpClientTransport::from_uri(url))
-            .await
-            .expect("the handshake succeeds");
+    }
+    .await
+    .expect("the handshake succeeds");
     let tools = client.list_all_tools().await.expect("the tools are listed");
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].name, "ask_adder");

@@ -109,6 +109,7 @@ impl McpTools {
         server: impl Into<String>,
         url: impl Into<Arc<str>>,
     ) -> Result<Self, McpError> {
+        crate::tls::ensure_crypto_provider();
         let transport = StreamableHttpClientTransport::from_uri(url.into());
         Self::start(server.into(), transport, None).await
     }
