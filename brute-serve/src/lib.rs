@@ -51,6 +51,7 @@ mod chat;
 mod chat_wire;
 mod error;
 mod health;
+mod ids;
 mod live;
 mod remote;
 mod runner;

@@ -1,7 +1,6 @@
 //! [`RemoteAgent`]: a tool that hands a task to an agent on another brute server.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use brute::stream::{TurnItem, TurnResult};
 use brute::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -224,14 +223,5 @@ fn client(timeout: Duration) -> reqwest::Client {
 
 /// A remote session id unique across processes.
 fn fresh_session() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!(
-        "remote-{nanos:x}-{:x}-{:x}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    crate::ids::unique_id("remote")
 }
