@@ -18,10 +18,10 @@
 //! there. The offline model answers in words, and runs `!command` lines with the
 //! `shell` tool.
 //!
-//! Cancelling is safe: every message is durable once stored, a turn dropped halfway
-//! leaves the session as it was at its last durable step, the next turn repairs a tool
-//! call that was left without a result, and `NoteCancelled` (below) answers a prompt
-//! that was left without a reply with `[cancelled by the user]`.
+//! Cancelling is safe: every message is durable once stored, and `SessionLog` cleans up
+//! after a turn dropped halfway (brute's turn atomicity): a prompt nothing answered yet
+//! is taken back, and a tool call cut off is given a "cancelled" result, so the
+//! conversation keeps its turns (user, assistant, user ..).
 
 mod common;
 
@@ -35,7 +35,7 @@ use std::time::Duration;
 use brute::providers::{AnyModel, ScriptedModel};
 use brute::tools::{DefaultToolPipeline, Tools};
 use brute::{
-    Env, Error, Event, EventKind, Handler, Message, Middleware, Model, Role, ToolCall, brute_agent,
+    Env, Event, EventKind, Message, Model, Role, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
 };
 use serde_json::json;
@@ -81,29 +81,6 @@ pub(crate) fn script(env: &Env) -> Message {
     ))
 }
 
-/// Notes a turn that was cancelled before the model answered: when the history loaded
-/// from the session has a user message with no answer before the new prompt, an
-/// assistant message `[cancelled by the user]` is put between them, so the model sees
-/// what happened and the conversation keeps its turns (user, assistant, user ..).
-#[derive(Middleware)]
-#[middleware(outside = brute::kind::Loop)]
-pub(crate) struct NoteCancelled<A> {
-    app: A,
-}
-
-/// The note [`NoteCancelled`] leaves.
-pub(crate) const CANCELLED: &str = "[cancelled by the user]";
-
-impl<A: Handler<Env>> Handler<Env> for NoteCancelled<A> {
-    async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        let n = env.messages.len();
-        if n >= 2 && env.messages[n - 2].role == Role::User {
-            env.messages.insert(n - 1, Message::assistant(CANCELLED));
-        }
-        self.app.call(env).await
-    }
-}
-
 /// What one chat did, for the caller (and the tests).
 #[derive(Debug, Default)]
 pub(crate) struct Summary {
@@ -133,7 +110,6 @@ where
     let mut agent = brute_agent! {
         use SessionLog { path: session };
         use SystemPrompt { prompt: "You are a helpful assistant in a terminal chat. Be concise." };
-        use NoteCancelled;
         use Loop::ToolResult;
         use MaxIterations { max: 25 };
         use DefaultToolPipeline { tools: Tools::ALL, root: root.to_path_buf() };
