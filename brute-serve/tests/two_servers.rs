@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/postgres.rs"]
-mod postgres;
+#[path = "../../tests/postgres_support/mod.rs"]
+mod postgres_support;
 mod support;
 
 use std::sync::Arc;
@@ -52,7 +52,7 @@ async fn start(url: &str, name: &'static str, gate: Arc<Semaphore>) -> Running {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_alternating_between_two_servers_sees_one_conversation() {
-    let url = postgres::database("two_servers");
+    let url = postgres_support::postgres_database("two_servers");
     let gate = Arc::new(Semaphore::new(0));
     let servers = [
         start(&url, "a", gate.clone()).await,

@@ -1,96 +1,13 @@
-//! Test support for the session stores: a private PostgreSQL server, started once per
-//! test binary (by `.ci/postgres.sh`, which installs PostgreSQL if it is missing) and
-//! stopped when the binary exits, and fresh databases on it.
+//! Test support for the session stores: the private PostgreSQL server of
+//! `postgres_support` (started once per test binary by `.ci/postgres.sh`, which installs
+//! PostgreSQL if it is missing, and stopped when the binary exits), fresh databases on
+//! it, and stores of each kind.
 //!
 //! Tests that use it FAIL when PostgreSQL cannot be started: they never skip.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// The server of this test binary: `host=127.0.0.1 port=..`. Started on first use;
-/// a watcher started with it stops it and removes its folder when this process exits.
-pub fn postgres_server() -> &'static str {
-    static SERVER: OnceLock<String> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        if let Ok(url) = std::env::var("BRUTE_TEST_POSTGRES") {
-            // A worker process of a test gets its parent's server.
-            return url;
-        }
-        let dir = std::env::temp_dir().join(format!(
-            "brute-pg-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/postgres.sh");
-        let output = Command::new("bash")
-            .arg(&script)
-            .arg("start")
-            .arg(&dir)
-            .arg(port.to_string())
-            .arg(std::process::id().to_string())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            output.status.success(),
-            "PostgreSQL could not be started by {} (the PostgreSQL tests need a real server):\n{}{}",
-            script.display(),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        format!("host=127.0.0.1 port={port} user=postgres")
-    })
-}
-
-/// A new, empty database on the test server, named after `name`: its connection
-/// string.
-pub fn postgres_database(name: &str) -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let server = postgres_server();
-    let db = format!(
-        "{}_{}_{}",
-        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-    .to_lowercase();
-    let port = server
-        .rsplit("port=")
-        .next()
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap();
-    let status = Command::new("psql")
-        .args([
-            "-q",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            port,
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-        ])
-        .args(["-c", &format!("CREATE DATABASE {db}")])
-        .status()
-        .expect("psql runs (installed with PostgreSQL)");
-    assert!(status.success(), "cannot create database {db}");
-    format!("{server} dbname={db}")
-}
 
 /// A fresh temporary folder path (for SQLite databases and JSONL stores).
 pub fn temp_dir() -> tempfile::TempDir {
@@ -152,6 +69,12 @@ impl AnyStore {
         .unwrap()
     }
 }
+
+#[path = "../postgres_support/mod.rs"]
+mod postgres_support;
+// Not every binary that includes this module names the server itself.
+#[allow(unused_imports)]
+pub use postgres_support::{postgres_database, postgres_server};
 
 #[path = "../kill_support/mod.rs"]
 mod kill_support;
