@@ -374,7 +374,8 @@ where
             _ => return Ok(()),
         };
         let calls = &env.messages[reply].tool_calls;
-        if let [call] = calls.as_slice() {
+        // The policy is asked once per call (it may be a person's prompt or keep count).
+        let decided: Vec<Decision> = if let [call] = calls.as_slice() {
             let decided = self.approval.decide(call);
             if decided != Decision::Ask {
                 // One call: no stream to set up (the common case), and nothing is
@@ -383,8 +384,10 @@ where
                 let result = self.run_one(&shared.context, call, decided).await;
                 return append_result(env, reply, 0, result).await;
             }
-        }
-        let decided: Vec<Decision> = calls.iter().map(|c| self.approval.decide(c)).collect();
+            vec![decided]
+        } else {
+            calls.iter().map(|c| self.approval.decide(c)).collect()
+        };
         // Calls the policy asks a person about are stored as pending and pause the turn.
         self.pause(env, reply, &decided).await?;
         let calls = &env.messages[reply].tool_calls;
