@@ -23,13 +23,13 @@ pub use crate::usage::{LastCall, Usage};
 macro_rules! model_pass {
     ($env:ident, $span:ident, $reply:expr) => {{
         if $env.persists() {
-            traced!($env.persist(), $span.clone())?;
+            traced!($env.persist(), ref $span)?;
         }
         before_call($env);
-        let (message, usage) = traced!($reply, $span.clone())?.into_parts();
+        let (message, usage) = traced!($reply, ref $span)?.into_parts();
         after_call($env, message, usage, &$span);
         if $env.persists() {
-            traced!($env.persist(), $span.clone())?;
+            traced!($env.persist(), ref $span)?;
         }
         respond($env, usage);
         Ok(())
@@ -226,15 +226,25 @@ fn unique_call_ids(message: &mut Message, pass: u32) {
     }
 }
 
-/// What every terminal does with the model's answer before the durability step: count
-/// usage, give its tool calls unique ids, append it. The terminal then makes it durable
+/// What every terminal does with the model's answer before the durability step: append
+/// it, give its tool calls unique ids, count usage. The terminal then makes it durable
 /// before any tool runs ([`Env::persist`]) and reports it ([`respond`]).
 #[inline]
-fn after_call(env: &mut Env, mut message: Message, usage: Option<Usage>, span: &Span) {
+fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span) {
+    let pass = env.iteration;
+    // Appended first and fixed in place: the reply is not moved again.
+    env.messages.push_then(message, |message| {
+        // One call with an id (the common reply) is unique already.
+        match message.tool_calls.as_slice() {
+            [] => {}
+            [call] if !call.id.is_empty() => {}
+            _ => unique_call_ids(message, pass),
+        }
+    });
     if let Some(usage) = usage {
         env.usage += usage;
         env.last_call = Some(LastCall {
-            prompt_messages: env.messages.len(),
+            prompt_messages: env.messages.len() - 1,
             usage,
         });
         if !span.is_disabled() {
@@ -242,7 +252,9 @@ fn after_call(env: &mut Env, mut message: Message, usage: Option<Usage>, span: &
             span.record("gen_ai.usage.output_tokens", usage.output_tokens);
         }
     }
-    if env.captures_content() {
+    if env.captures_content()
+        && let Some(message) = env.messages.last()
+    {
         in_span(span, || {
             tracing::debug!(
                 gen_ai.output.content = %message.content,
@@ -251,13 +263,6 @@ fn after_call(env: &mut Env, mut message: Message, usage: Option<Usage>, span: &
             );
         });
     }
-    // One call with an id (the common reply) is unique already.
-    match message.tool_calls.as_slice() {
-        [] => {}
-        [call] if !call.id.is_empty() => {}
-        _ => unique_call_ids(&mut message, env.iteration),
-    }
-    env.messages.push(message);
 }
 
 /// Reports the model's answer, once it is durable.

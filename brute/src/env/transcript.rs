@@ -131,6 +131,17 @@ impl Transcript {
         self.messages.push(message);
     }
 
+    /// Appends `message`, then lets `fix` change it where it now is: still an append,
+    /// and the message is not moved again after the push (a terminal gives its reply
+    /// unique call ids this way).
+    #[inline]
+    pub(crate) fn push_then(&mut self, message: Message, fix: impl FnOnce(&mut Message)) {
+        self.push(message);
+        if let Some(last) = self.messages.last_mut() {
+            fix(last);
+        }
+    }
+
     /// Inserts `message` at `index` (panics past the end, like `Vec::insert`). A
     /// message of the record inserted before another one of the record is a rewrite.
     pub fn insert(&mut self, index: usize, message: Message) {

@@ -103,6 +103,7 @@ impl<A> MaxIterations<A> {
     /// The guard's decision before a pass: `Ok(true)` ends the turn here. Under a
     /// loop that honours [`Env::pass_limit`] this pass never starts; under another
     /// loop the pass is refused and not counted.
+    #[inline]
     fn at_limit(&self, env: &mut Env) -> Result<bool, Error> {
         if env.iteration > self.max {
             env.iteration = self.max;
