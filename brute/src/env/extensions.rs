@@ -67,10 +67,18 @@ impl Extensions {
     }
 
     /// Removes and returns the value of type `T`.
+    #[inline]
     pub fn remove<T: Send + Sync + 'static>(&mut self) -> Option<T> {
-        self.map
-            .as_mut()?
-            .remove(&TypeId::of::<T>())
+        // Inlined: most envs hold nothing, and a layer that asks on every pass then
+        // pays one branch.
+        let map = self.map.as_mut()?;
+        Self::remove_from(map)
+    }
+
+    fn remove_from<T: Send + Sync + 'static>(
+        map: &mut HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    ) -> Option<T> {
+        map.remove(&TypeId::of::<T>())
             .and_then(|b| b.downcast().ok().map(|b: Box<T>| *b))
     }
 

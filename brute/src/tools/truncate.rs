@@ -160,11 +160,13 @@ pub(crate) fn cleanup(dir: &Path, retention: std::time::Duration) -> usize {
 }
 
 /// Whether `text` is within every limit (one pass, no allocation).
+#[inline]
 pub(crate) fn fits(text: &str) -> bool {
     // A text this short has no more lines, nor longer ones, than it has bytes.
-    if text.len() <= MAX_LINES.min(MAX_LINE_LENGTH) {
-        return true;
-    }
+    text.len() <= MAX_LINES.min(MAX_LINE_LENGTH) || fits_long(text)
+}
+
+fn fits_long(text: &str) -> bool {
     text.len() <= MAX_BYTES
         && text
             .lines()
@@ -174,7 +176,9 @@ pub(crate) fn fits(text: &str) -> bool {
 
 /// [`truncate`] without a copy when `text` fits. Error results are always cut (from
 /// the head), even for tools that limit their own output: a tool limits what it
-/// reads, not what its arguments make an error quote.
+/// reads, not what its arguments make an error quote. Inlined: a short result costs a
+/// comparison.
+#[inline]
 pub(crate) fn truncate_owned(
     text: String,
     direction: Truncation,

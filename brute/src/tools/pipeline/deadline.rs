@@ -1,12 +1,13 @@
 //! The per-call timeout, paid only by calls that wait.
 
 use std::future::{Future, poll_fn};
-use std::pin::pin;
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
 /// Runs `future` for at most `limit` (no limit when `None`); `Err(limit)` when it ran
-/// out.
+/// out. The future is borrowed pinned, so the caller builds it in place and it is never
+/// moved (a per-call pipeline's future is a few hundred bytes).
 ///
 /// The future is polled once before any timer exists: a call that finishes without
 /// waiting (most calls of cheap tools) reads no clock and registers no timer, and a
@@ -15,9 +16,8 @@ use std::time::Duration;
 /// work it did before it first waited (which no timer can interrupt anyway).
 pub(super) async fn within<F: Future>(
     limit: Option<Duration>,
-    future: F,
+    mut future: Pin<&mut F>,
 ) -> Result<F::Output, Duration> {
-    let mut future = pin!(future);
     let first = poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
     match (first, limit) {
         (Poll::Ready(output), _) => Ok(output),
@@ -31,6 +31,7 @@ pub(super) async fn within<F: Future>(
 #[cfg(test)]
 mod tests {
     use std::future::{pending, ready};
+    use std::pin::pin;
     use std::time::Duration;
 
     use super::within;
@@ -46,14 +47,14 @@ mod tests {
     #[test]
     fn a_call_that_does_not_wait_touches_no_timer() {
         // Without timers, making a Tokio timer panics: this proves none is made.
-        let out = runtime(false).block_on(within(Some(Duration::from_secs(1)), ready(7)));
+        let out = runtime(false).block_on(within(Some(Duration::from_secs(1)), pin!(ready(7))));
         assert_eq!(out, Ok(7));
     }
 
     #[test]
     fn a_call_that_waits_past_the_limit_is_cut_off() {
         let limit = Duration::from_millis(20);
-        let out = runtime(true).block_on(within(Some(limit), pending::<()>()));
+        let out = runtime(true).block_on(within(Some(limit), pin!(pending::<()>())));
         assert_eq!(out, Err(limit));
     }
 
@@ -63,7 +64,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
             "done"
         };
-        let out = runtime(true).block_on(within(Some(Duration::from_secs(5)), waits));
+        let out = runtime(true).block_on(within(Some(Duration::from_secs(5)), pin!(waits)));
         assert_eq!(out, Ok("done"));
     }
 
@@ -73,6 +74,6 @@ mod tests {
             tokio::task::yield_now().await;
             1
         };
-        assert_eq!(runtime(false).block_on(within(None, waits)), Ok(1));
+        assert_eq!(runtime(false).block_on(within(None, pin!(waits))), Ok(1));
     }
 }

@@ -10,6 +10,7 @@ mod stages;
 use std::any::Any;
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -172,10 +173,18 @@ struct Shared {
 }
 
 impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
+    /// What every call shares, built on the first call. Inlined: after the first
+    /// call it is one load and a branch.
+    #[inline]
     fn shared(&self) -> Result<&Shared, Error> {
-        if let Some(shared) = self.shared.get() {
-            return Ok(shared);
+        match self.shared.get() {
+            Some(shared) => Ok(shared),
+            None => self.init_shared(),
         }
+    }
+
+    #[cold]
+    fn init_shared(&self) -> Result<&Shared, Error> {
         let root = self.root.resolve().map_err(|e| {
             Error::layer(
                 "DefaultToolPipeline",
@@ -282,8 +291,13 @@ where
         let mut env = ToolCallEnv::of(Cow::Borrowed(&*call), &self.tools, context);
         // Without a timeout no timer is touched, so a runtime without timers works;
         // with one, a call that finishes without waiting touches none either.
-        let run = deadline::within(limit, self.pipeline.call(&mut env));
-        let outcome = AssertUnwindSafe(run).catch_unwind().await;
+        let outcome = {
+            // Built in place and borrowed pinned: the per-call future is not moved.
+            let call_future = pin!(self.pipeline.call(&mut env));
+            AssertUnwindSafe(deadline::within(limit, call_future))
+                .catch_unwind()
+                .await
+        };
         let result = match outcome {
             Err(panic) => Err(ToolError::Panicked(panic_message(&*panic))),
             Ok(Err(limit)) => Err(ToolError::Timeout(limit)),
