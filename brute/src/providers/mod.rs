@@ -239,12 +239,26 @@ impl Serialize for ToolDecl<'_> {
     }
 }
 
-/// The request fields set with a codec's `param(..)`, less those the request sets
+/// The request fields set with a codec's `param(..)`, less the one the request sets
 /// itself (`skip`): serialised flattened into the request, so that no key is written
 /// twice.
 pub(crate) struct Extra<'a> {
-    pub(crate) map: &'a serde_json::Map<String, Value>,
-    pub(crate) skip: &'a [&'a str],
+    map: &'a serde_json::Map<String, Value>,
+    skip: Option<&'static str>,
+}
+
+impl<'a> Extra<'a> {
+    /// The fields of `map`, without `field` when the request sets it (`set`).
+    pub(crate) fn unless_set(
+        map: &'a serde_json::Map<String, Value>,
+        field: &'static str,
+        set: bool,
+    ) -> Self {
+        Extra {
+            map,
+            skip: set.then_some(field),
+        }
+    }
 }
 
 impl Serialize for Extra<'_> {
@@ -252,7 +266,7 @@ impl Serialize for Extra<'_> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in self.map {
-            if !self.skip.contains(&key.as_str()) {
+            if self.skip != Some(key.as_str()) {
                 map.serialize_entry(key, value)?;
             }
         }

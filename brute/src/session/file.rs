@@ -124,7 +124,7 @@ impl SessionFile {
             }
         })?;
         if !report.problems.is_empty() {
-            super::log::warn_repaired(&path.display().to_string(), &report.problems);
+            validate::warn_repaired(&path.display().to_string(), &report.problems);
         }
         if report.rewritten {
             session.rewrite(&messages)?;

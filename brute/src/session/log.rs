@@ -9,7 +9,7 @@ use super::jsonl::JsonlStore;
 use super::pending;
 use super::store::{DynLease, Leased, Store};
 use super::turn_lease::TurnLease;
-use super::validate::{self, Problem, Validation};
+use super::validate::{self, Validation};
 use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
@@ -281,7 +281,7 @@ impl<A: Handler<Env>> SessionLog<A> {
         match validate::repair(&mut loaded, self.validation) {
             Ok(report) => {
                 if !report.problems.is_empty() {
-                    warn_repaired(&name, &report.problems);
+                    validate::warn_repaired(&name, &report.problems);
                 }
                 // Calls paused for approval stay pending only for the turn that decides
                 // on one of them.
@@ -374,18 +374,4 @@ impl<A: Handler<Env>> SessionLog<A> {
         };
         result.and(saved).and(released)
     }
-}
-
-/// Logs the repairs of session `name`, naming each one.
-pub(crate) fn warn_repaired(name: &str, problems: &[Problem]) {
-    let what: Vec<String> = problems
-        .iter()
-        .map(|p| format!("message {}: {p}", p.message()))
-        .collect();
-    tracing::warn!(
-        brute.session.path = %name,
-        brute.session.repaired = problems.len(),
-        "session {name} was repaired (dropped results without a call or duplicate results, renamed duplicate call ids, gave calls without a result an error result): {}",
-        what.join("; ")
-    );
 }

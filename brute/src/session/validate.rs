@@ -278,6 +278,20 @@ fn needs_repair(messages: &[Message]) -> bool {
     false
 }
 
+/// Logs the repairs of session `name`, naming each one.
+pub(crate) fn warn_repaired(name: &str, problems: &[Problem]) {
+    let what: Vec<String> = problems
+        .iter()
+        .map(|p| format!("message {}: {p}", p.message()))
+        .collect();
+    tracing::warn!(
+        brute.session.path = %name,
+        brute.session.repaired = problems.len(),
+        "session {name} was repaired (dropped results without a call or duplicate results, renamed duplicate call ids, gave calls without a result an error result): {}",
+        what.join("; ")
+    );
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

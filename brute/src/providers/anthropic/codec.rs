@@ -156,11 +156,7 @@ impl Codec {
                 (self.tools(&all)?, choice)
             }
         };
-        let skip: &[&str] = if tool_choice.is_some() {
-            &["tool_choice"]
-        } else {
-            &[]
-        };
+        let extra = Extra::unless_set(&self.params.extra, "tool_choice", tool_choice.is_some());
         let body = Body {
             model: &self.model,
             system: Some(system.as_str())
@@ -171,10 +167,7 @@ impl Codec {
             tool_choice,
             stream: request.stream,
             params: &self.params,
-            extra: Extra {
-                map: &self.params.extra,
-                skip,
-            },
+            extra,
         };
         write_body(Self::NAME, request.messages, &body)
     }

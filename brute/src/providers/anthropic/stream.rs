@@ -37,7 +37,7 @@ stream_decoder! {
     pub struct StreamDecoder(State);
 }
 
-/// What the events so far have said.
+/// What the Messages events so far have said: the text, the blocks and the usage.
 #[derive(Debug, Default)]
 struct State {
     text: Deltas,

@@ -5,13 +5,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::codec::Params;
 use crate::message::{Message, Part, Role, Source};
 use crate::providers::Extra;
 use crate::usage::Usage;
 
 #[derive(Serialize)]
-pub(super) struct Body<'a> {
+pub(super) struct Body<'a, P> {
     pub(super) model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) system: Option<System<'a>>,
@@ -22,8 +21,10 @@ pub(super) struct Body<'a> {
     pub(super) tool_choice: Option<ToolChoice<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(super) stream: bool,
+    /// `max_tokens`, sampling and thinking: the codec's parameters, flattened in (the
+    /// wire shapes do not name the codec's types).
     #[serde(flatten)]
-    pub(super) params: &'a Params,
+    pub(super) params: &'a P,
     #[serde(flatten)]
     pub(super) extra: Extra<'a>,
 }

@@ -87,11 +87,11 @@ impl Codec {
             .encoded(Self::NAME, request.tools, 0, encode_tools)?;
         let tools = tools.as_deref();
         let response_format = request.output.map(ResponseFormat::new);
-        let skip: &[&str] = if response_format.is_some() {
-            &["response_format"]
-        } else {
-            &[]
-        };
+        let extra = Extra::unless_set(
+            &self.params.extra,
+            "response_format",
+            response_format.is_some(),
+        );
         let body = Body {
             model: &self.model,
             messages: WireMessages(request.messages),
@@ -103,10 +103,7 @@ impl Codec {
             }),
             response_format,
             params: &self.params,
-            extra: Extra {
-                map: &self.params.extra,
-                skip,
-            },
+            extra,
         };
         write_body(Self::NAME, request.messages, &body)
     }

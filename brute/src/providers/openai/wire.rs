@@ -8,14 +8,13 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::codec::Params;
 use crate::message::{Message, Part, Role, Source};
 use crate::providers::Extra;
 use crate::structured::OutputSchema;
 use crate::usage::Usage;
 
 #[derive(Serialize)]
-pub(super) struct Body<'a> {
+pub(super) struct Body<'a, P> {
     pub(super) model: &'a str,
     pub(super) messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,8 +27,10 @@ pub(super) struct Body<'a> {
     pub(super) stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) response_format: Option<ResponseFormat<'a>>,
+    /// The codec's request parameters, flattened in: the wire shapes do not name the
+    /// codec's types.
     #[serde(flatten)]
-    pub(super) params: &'a Params,
+    pub(super) params: &'a P,
     #[serde(flatten)]
     pub(super) extra: Extra<'a>,
 }
