@@ -115,9 +115,18 @@ pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
     /// Wraps a key, and hides it from every tool result of this process
-    /// ([`hide_everywhere`](crate::tools::hide_everywhere)).
+    #[cfg_attr(
+        feature = "tools",
+        doc = "([`hide_everywhere`](crate::tools::hide_everywhere))."
+    )]
+    #[cfg_attr(
+        not(feature = "tools"),
+        doc = "(`tools::hide_everywhere`, with the `tools` feature; without it there are none)."
+    )]
     pub fn new(key: impl Into<Arc<str>>) -> Self {
         let key: Arc<str> = key.into();
+        // Without the tool system there are no tool results to hide it from.
+        #[cfg(feature = "tools")]
         crate::tools::hide_everywhere("[redacted api key]", &*key);
         ApiKey(key)
     }

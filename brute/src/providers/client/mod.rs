@@ -118,6 +118,7 @@ impl<F: WireFormat> HttpModel<F> {
     /// A model speaking `wire` to the API root in the environment variable `base_var`
     /// (`default_base` when unset or empty), with the key in `key_var` (none when
     /// unset): what the providers' `new` does.
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
     pub(crate) fn from_env(wire: F, base_var: &str, default_base: &str, key_var: &str) -> Self {
         let base = std::env::var(base_var)
             .ok()
