@@ -22,6 +22,7 @@
 //! Every cut keeps each tool call with its result: messages are cut in *blocks* (a
 //! user message; an assistant message with the tool results answering it).
 
+mod attachments;
 mod pipeline;
 mod strategies;
 mod tokens;

@@ -18,6 +18,21 @@ pub trait TokenEstimator: Send + Sync {
 /// About four bytes of text per token, plus a fixed overhead per message and per tool
 /// call. Fast, and within a few tens of percent of real tokenizers for English and
 /// code.
+///
+/// Images and documents ([`Message::parts`]) are counted as providers bill them, not by
+/// their bytes: an image by its pixels (read from its header: about `width × height /
+/// 750` tokens, at most 1,600 once scaled down), a PDF at 3,000 tokens a page. What
+/// brute cannot see, an image or a document given by URL, counts as a full-size image or
+/// one page.
+///
+/// ```
+/// use brute::{Message, compaction::{Heuristic, TokenEstimator}, message::Part};
+///
+/// let text = Message::user("What is in this picture?");
+/// let with_image = Message::user("What is in this picture?")
+///     .with_part(Part::image_url("https://example.com/cat.png"));
+/// assert_eq!(Heuristic.estimate(&with_image) - Heuristic.estimate(&text), 1_600);
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Heuristic;
 
@@ -33,7 +48,12 @@ impl TokenEstimator for Heuristic {
         for call in &message.tool_calls {
             bytes += call.name.len() + call.id.len() + json_len(&call.arguments) + 8;
         }
-        MESSAGE_OVERHEAD + bytes.div_ceil(4)
+        let attachments: usize = message
+            .parts
+            .iter()
+            .map(super::attachments::part_tokens)
+            .sum();
+        MESSAGE_OVERHEAD + bytes.div_ceil(4) + attachments
     }
 }
 
