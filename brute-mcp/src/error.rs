@@ -44,6 +44,25 @@ pub enum McpError {
         /// What is wrong with it.
         problem: String,
     },
+    /// An HTTP server could not be reached: refused, unknown, or its certificate not
+    /// trusted.
+    #[error("MCP server `{server}`: cannot reach {url}: {problem}")]
+    Unreachable {
+        /// The server's name.
+        server: String,
+        /// Its URL.
+        url: String,
+        /// Why, with every cause (`invalid peer certificate: UnknownIssuer`).
+        problem: String,
+    },
+    /// An HTTP server's options are unusable: a header, a root certificate, the client.
+    #[error("MCP server at {url}: {problem}")]
+    Http {
+        /// The server's URL.
+        url: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// Serving failed: the handshake with a client over stdio, or the listener.
     #[error("serving MCP over {transport}: {problem}")]
     Serve {

@@ -1,6 +1,7 @@
 //! MCP client tools: the tools of an MCP server as a brute [`ToolSet`].
 
 mod call;
+mod http;
 mod process;
 mod watch;
 
@@ -14,10 +15,11 @@ use brute::tools::{ToolError, ToolSet};
 use rmcp::ServiceExt;
 use rmcp::model::Tool as McpTool;
 use rmcp::service::{Peer, RoleClient, RunningService};
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
+use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
 pub use call::McpCall;
+pub use http::HttpServer;
 
 use crate::error::McpError;
 use process::KillGroup;
@@ -104,14 +106,33 @@ impl McpTools {
         Self::start(server, transport, Some(group)).await
     }
 
-    /// Connects to the MCP server at `url` over streamable HTTP and lists its tools.
+    /// Connects to the MCP server at `url` over streamable HTTP (or HTTPS, verified
+    /// against the system's roots) and lists its tools.
     pub async fn http(
         server: impl Into<String>,
         url: impl Into<Arc<str>>,
     ) -> Result<Self, McpError> {
-        crate::tls::ensure_crypto_provider();
-        let transport = StreamableHttpClientTransport::from_uri(url.into());
-        Self::start(server.into(), transport, None).await
+        Self::http_with(server, HttpServer::new(url)).await
+    }
+
+    /// Connects to an MCP server over streamable HTTP with a bearer token, headers or
+    /// root certificates of its own ([`HttpServer`]) and lists its tools.
+    pub async fn http_with(server: impl Into<String>, http: HttpServer) -> Result<Self, McpError> {
+        let server = server.into();
+        let url = http.url().to_string();
+        let (client, transport) = http.transport()?;
+        match Self::start(server.clone(), transport, None).await {
+            Err(McpError::Initialize { .. })
+                if let Some(problem) = http::unreachable(&client, &url).await =>
+            {
+                Err(McpError::Unreachable {
+                    server,
+                    url,
+                    problem,
+                })
+            }
+            other => other,
+        }
     }
 
     /// Connects to an MCP server over any rmcp transport (an in-process pipe, a

@@ -1,0 +1,162 @@
+//! How the client reaches an MCP server over streamable HTTP or HTTPS: the URL, a
+//! bearer token, extra headers, and root certificates to trust beside the system's.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::redirect::{Attempt, Policy};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use crate::error::McpError;
+
+/// Most redirects one request follows.
+const MAX_REDIRECTS: usize = 10;
+
+/// An MCP server reached over streamable HTTP, for [`McpTools::http_with`](crate::McpTools::http_with).
+///
+/// `https://` URLs are verified against the system's root certificates (and those in
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR`), plus any given with
+/// [`root_certificate_pem`](Self::root_certificate_pem), for a server with a private CA.
+///
+/// ```no_run
+/// use brute_mcp::{HttpServer, McpTools};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = HttpServer::new("https://mcp.internal.example/mcp")
+///     .bearer(std::env::var("MCP_TOKEN")?)
+///     .header("x-team", "search")?
+///     .root_certificate_pem(&std::fs::read("internal-ca.pem")?)?;
+/// let tools = McpTools::http_with("internal", server).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpServer {
+    url: Arc<str>,
+    bearer: Option<String>,
+    headers: HashMap<HeaderName, HeaderValue>,
+    roots: Vec<reqwest::Certificate>,
+}
+
+impl HttpServer {
+    /// The server at `url` (`https://host/mcp`), with no token and no extra header.
+    pub fn new(url: impl Into<Arc<str>>) -> Self {
+        HttpServer {
+            url: url.into(),
+            bearer: None,
+            headers: HashMap::new(),
+            roots: Vec::new(),
+        }
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request.
+    pub fn bearer(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// Sends the header `name: value` with every request. Fails when either is not a
+    /// valid HTTP header name or value.
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, McpError> {
+        let invalid = |problem: String| McpError::Http {
+            url: self.url.to_string(),
+            problem,
+        };
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| invalid(format!("`{name}` is not a valid header name")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| invalid(format!("the value of header `{name}` is not valid in HTTP")))?;
+        self.headers.insert(header, value);
+        Ok(self)
+    }
+
+    /// Trusts the certificates in `pem` (one or more, PEM-encoded) as roots, beside
+    /// the system's. Fails when `pem` holds no certificate.
+    pub fn root_certificate_pem(mut self, pem: &[u8]) -> Result<Self, McpError> {
+        let certificates = reqwest::Certificate::from_pem_bundle(pem)
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| McpError::Http {
+                url: self.url.to_string(),
+                problem: "the root certificate is not PEM (`-----BEGIN CERTIFICATE-----`)"
+                    .to_string(),
+            })?;
+        self.roots.extend(certificates);
+        Ok(self)
+    }
+
+    /// The URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The rmcp transport: a reqwest client with these roots, and these headers. The
+    /// client is returned too, to find out why a handshake failed ([`unreachable`]).
+    pub(super) fn transport(
+        self,
+    ) -> Result<
+        (
+            reqwest::Client,
+            StreamableHttpClientTransport<reqwest::Client>,
+        ),
+        McpError,
+    > {
+        crate::tls::ensure_crypto_provider();
+        let client = reqwest::Client::builder()
+            // As rmcp's own client: a half-read response left in the pool stalls the
+            // next request on Linux's delayed ACK.
+            .pool_max_idle_per_host(0)
+            .redirect(Policy::custom(same_origin))
+            .tls_certs_merge(self.roots)
+            .build()
+            .map_err(|e| McpError::Http {
+                url: self.url.to_string(),
+                problem: format!("cannot build the HTTP client: {e}"),
+            })?;
+        let mut config =
+            StreamableHttpClientTransportConfig::with_uri(self.url).custom_headers(self.headers);
+        if let Some(token) = self.bearer {
+            config = config.auth_header(token);
+        }
+        Ok((
+            client.clone(),
+            StreamableHttpClientTransport::with_client(client, config),
+        ))
+    }
+}
+
+/// Why `url` cannot be reached at all, with every cause, or `None` when it answers.
+///
+/// rmcp reports a failed handshake as "error sending request" without the cause (an
+/// untrusted certificate, a refused connection): one plain request with the same
+/// client, made only after a failure, finds it.
+pub(super) async fn unreachable(client: &reqwest::Client, url: &str) -> Option<String> {
+    let request = client.get(url).timeout(Duration::from_secs(10)).send();
+    let error = request.await.err()?;
+    let mut problem = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        problem.push_str(": ");
+        problem.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    Some(problem)
+}
+
+/// Follows a redirect only to the same origin, keeping the method (307 and 308),
+/// at most [`MAX_REDIRECTS`] times: a 301 to 303 would turn the JSON-RPC POST into a
+/// GET without its message, and another origin would get the token and headers.
+fn same_origin(attempt: Attempt<'_>) -> reqwest::redirect::Action {
+    let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
+    let same = attempt
+        .previous()
+        .first()
+        .is_some_and(|first| first.origin() == attempt.url().origin());
+    if keeps_method && same && attempt.previous().len() <= MAX_REDIRECTS {
+        attempt.follow()
+    } else {
+        attempt.stop()
+    }
+}
