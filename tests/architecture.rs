@@ -106,6 +106,25 @@ fn code_only(text: &str) -> String {
                 }
                 i += 2;
             }
+            // A raw string, `r"..."` or `r#"..."#` (`br` too): it ends at the quote
+            // followed by as many `#` as it began with.
+            (b'r', Some(b'"' | b'#'))
+                if i == 0 || !is_ident(bytes[i - 1]) || bytes[i - 1] == b'b' =>
+            {
+                let hashes = bytes[i + 1..].iter().take_while(|b| **b == b'#').count();
+                if bytes.get(i + 1 + hashes) != Some(&b'"') {
+                    out.push('r');
+                    i += 1;
+                    continue;
+                }
+                let mut end = "\"".to_string();
+                end.push_str(&"#".repeat(hashes));
+                let body = i + 2 + hashes;
+                i = text[body..]
+                    .find(&end)
+                    .map_or(bytes.len(), |at| body + at + end.len());
+                out.push_str("\"\"");
+            }
             (b'"', _) => {
                 i += 1;
                 while i < bytes.len() && bytes[i] != b'"' {
@@ -354,12 +373,14 @@ fn path_back(edges: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<
 }
 
 #[test]
-fn the_import_reader_sees_groups_supers_and_not_macro_output() {
+fn the_import_reader_sees_groups_supers_and_not_strings_or_macro_output() {
     let module: ModPath = vec!["tools".into(), "pipeline".into()];
-    let code = "use crate::{env::Env, message::{Message, part::Part}};\n\
-                use super::set::ToolSet;\n\
-                impl $crate::__private::v1::Kind for X {}\n\
-                let s = \"crate::providers::X\";";
+    let code = r##"use crate::{env::Env, message::{Message, part::Part}};
+        use super::set::ToolSet;
+        impl $crate::__private::v1::Kind for X {}
+        let s = "crate::providers::X";
+        let r = r#"an odd " quote, crate::session::X"#; let q = '"';
+        let t = crate::stop::ExitReason::Completed;"##;
     let found: BTreeSet<String> = named_paths(&module, &code_only(code))
         .into_iter()
         .map(|p| p.join("::"))
@@ -369,6 +390,7 @@ fn the_import_reader_sees_groups_supers_and_not_macro_output() {
         "message::Message",
         "message::part::Part",
         "tools::set::ToolSet",
+        "stop::ExitReason::Completed",
     ]
     .into_iter()
     .map(String::from)
