@@ -82,13 +82,62 @@ fn module_path(file: &Path) -> ModPath {
     parts
 }
 
-/// `text` without comments, with every string literal emptied and without the code
-/// from the first `#[cfg(test)]` on (test modules sit at the end of their file).
+/// `text` without comments, with every string literal emptied, and without its
+/// `#[cfg(test)] mod .. { .. }` modules.
 fn code_only(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]") {
-        Some(at) => &text[..at],
-        None => text,
-    };
+    without_test_modules(&without_comments_and_strings(text))
+}
+
+/// `code` (comments and strings already out, so braces are code) without each
+/// `#[cfg(test)]` that is followed, past other attributes, by `mod name {`, up to that
+/// module's closing brace. Other `#[cfg(test)]` items stay: they are code.
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let mut item = after.trim_start();
+        while item.starts_with("#[") {
+            item = item
+                .find(']')
+                .map_or("", |end| item[end + 1..].trim_start());
+        }
+        let module = item
+            .strip_prefix("mod ")
+            .and_then(|m| {
+                m.find('{')
+                    .filter(|open| m[..*open].trim().bytes().all(is_ident))
+            })
+            .map(|open| code.len() - item.len() + "mod ".len() + open);
+        let Some(open) = module else {
+            out.push_str(&rest[..at + "#[cfg(test)]".len()]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&rest[..at]);
+        let mut depth = 0usize;
+        let mut end = code.len();
+        for (i, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &code[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` without comments and with every string and character literal emptied.
+fn without_comments_and_strings(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -373,14 +422,21 @@ fn path_back(edges: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<
 }
 
 #[test]
-fn the_import_reader_sees_groups_supers_and_not_strings_or_macro_output() {
+fn the_import_reader_sees_groups_supers_and_test_helpers_not_strings_macros_or_tests() {
     let module: ModPath = vec!["tools".into(), "pipeline".into()];
     let code = r##"use crate::{env::Env, message::{Message, part::Part}};
         use super::set::ToolSet;
         impl $crate::__private::v1::Kind for X {}
         let s = "crate::providers::X";
         let r = r#"an odd " quote, crate::session::X"#; let q = '"';
-        let t = crate::stop::ExitReason::Completed;"##;
+        let t = crate::stop::ExitReason::Completed;
+        #[cfg(test)]
+        fn helper() {}
+        let u = crate::usage::Usage::default();
+        #[cfg(test)]
+        #[allow(clippy::unwrap_used)]
+        mod tests { use crate::providers::Z; fn f() { if true {} } }
+        let v = crate::kind::Loop;"##;
     let found: BTreeSet<String> = named_paths(&module, &code_only(code))
         .into_iter()
         .map(|p| p.join("::"))
@@ -391,6 +447,8 @@ fn the_import_reader_sees_groups_supers_and_not_strings_or_macro_output() {
         "message::part::Part",
         "tools::set::ToolSet",
         "stop::ExitReason::Completed",
+        "usage::Usage::default",
+        "kind::Loop",
     ]
     .into_iter()
     .map(String::from)
