@@ -22,6 +22,9 @@ const MAX_EDGE: u64 = 1_568;
 const PIXELS_PER_TOKEN: u64 = 750;
 /// Bytes of PDF per page, when the file names no page count it can be read from.
 const PDF_BYTES_PER_PAGE: usize = 50_000;
+/// Most pages a PDF is counted with: more than any provider takes, and a page count
+/// written in the file (which anyone can write) cannot overflow the estimate.
+const MAX_PDF_PAGES: usize = 10_000;
 
 /// Estimated tokens of `part`.
 pub(crate) fn part_tokens(part: &Part) -> usize {
@@ -34,7 +37,7 @@ pub(crate) fn part_tokens(part: &Part) -> usize {
             source: Source::Data(data),
             ..
         } if data.media_type() == "application/pdf" => {
-            pdf_pages(&data.to_bytes()) * PDF_PAGE_TOKENS
+            pdf_pages(&data.to_bytes()).min(MAX_PDF_PAGES) * PDF_PAGE_TOKENS
         }
         // Another kind of document (plain text): about four bytes a token, as text.
         Part::Document {
@@ -221,6 +224,14 @@ mod tests {
         assert_eq!(pdf_pages(b"%PDF-1.7 << /Type /Pages /Count 12 >>"), 12);
         // Nothing readable: by size.
         assert_eq!(pdf_pages(&vec![b'x'; 120_000]), 3);
+    }
+
+    #[test]
+    fn a_page_count_anyone_can_write_does_not_overflow_the_estimate() {
+        let pdf = format!("%PDF-1.7 << /Type /Pages /Count {} >>", usize::MAX);
+        assert_eq!(pdf_pages(pdf.as_bytes()), usize::MAX);
+        let part = Part::pdf(pdf.as_bytes());
+        assert_eq!(part_tokens(&part), MAX_PDF_PAGES * PDF_PAGE_TOKENS);
     }
 
     #[test]
