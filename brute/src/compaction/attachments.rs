@@ -10,7 +10,10 @@
 //! whose header it cannot read, as a full-size image; a document given by URL as one
 //! page. A [`TokenEstimator`](super::TokenEstimator) of your own can do better.
 
-use crate::message::{Part, Source};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::message::{Data, Part, Source};
 
 /// Most tokens an image costs: providers scale larger images down to this.
 pub(crate) const MAX_IMAGE_TOKENS: usize = 1_600;
@@ -25,11 +28,14 @@ const PDF_BYTES_PER_PAGE: usize = 50_000;
 /// Most pages a PDF is counted with: more than any provider takes, and a page count
 /// written in the file (which anyone can write) cannot overflow the estimate.
 const MAX_PDF_PAGES: usize = 10_000;
+/// Bytes of an image decoded to find its size: every format's header is near the
+/// start (a JPEG's frame header after its metadata, which is rarely longer).
+const IMAGE_HEAD: usize = 64 * 1024;
 
 /// Estimated tokens of `part`.
 pub(crate) fn part_tokens(part: &Part) -> usize {
     match part {
-        Part::Image(Source::Data(data)) => image_size(&data.to_bytes())
+        Part::Image(Source::Data(data)) => stored_image_size(data)
             .map(|(width, height)| image_tokens(width, height))
             .unwrap_or(MAX_IMAGE_TOKENS),
         Part::Image(Source::Url(_)) => MAX_IMAGE_TOKENS,
@@ -43,7 +49,7 @@ pub(crate) fn part_tokens(part: &Part) -> usize {
         Part::Document {
             source: Source::Data(data),
             ..
-        } => data.to_bytes().len().div_ceil(4),
+        } => decoded_len(data).div_ceil(4),
         Part::Document {
             source: Source::Url(_),
             ..
@@ -62,6 +68,27 @@ fn image_tokens(width: u32, height: u32) -> usize {
     }
     let tokens = (width * height).div_ceil(PIXELS_PER_TOKEN);
     usize::try_from(tokens).map_or(MAX_IMAGE_TOKENS, |t| t.clamp(1, MAX_IMAGE_TOKENS))
+}
+
+/// The size of an inline image, decoding only its first [`IMAGE_HEAD`] bytes, and the
+/// rest only when its header is further in (a JPEG behind long metadata).
+fn stored_image_size(data: &Data) -> Option<(u32, u32)> {
+    let text = data.base64();
+    // Whole groups of four characters: they decode alone.
+    let chars = (IMAGE_HEAD.div_ceil(3) * 4).min(text.len());
+    let head = STANDARD.decode(&text[..chars]).ok()?;
+    image_size(&head).or_else(|| {
+        (chars < text.len())
+            .then(|| image_size(&data.to_bytes()))
+            .flatten()
+    })
+}
+
+/// How many bytes `data` holds, from its base64 text, without decoding it.
+fn decoded_len(data: &Data) -> usize {
+    let text = data.base64();
+    let padding = text.bytes().rev().take_while(|b| *b == b'=').count();
+    (text.len() / 4 * 3).saturating_sub(padding)
 }
 
 /// Width and height from the header of a PNG, GIF, JPEG or WebP image.
@@ -224,6 +251,38 @@ mod tests {
         assert_eq!(pdf_pages(b"%PDF-1.7 << /Type /Pages /Count 12 >>"), 12);
         // Nothing readable: by size.
         assert_eq!(pdf_pages(&vec![b'x'; 120_000]), 3);
+    }
+
+    #[test]
+    fn a_large_image_is_sized_from_its_head_and_a_late_jpeg_header_is_still_found() {
+        let mut large = png(1000, 1000);
+        large.resize(3 * 1024 * 1024, 0);
+        let part = Part::image("image/png", &large).expect("a valid part");
+        assert_eq!(part_tokens(&part), 1_334);
+        // A JPEG whose frame header sits behind 70 KB of metadata (two APP segments).
+        let mut jpeg = vec![0xff, 0xd8];
+        for _ in 0..2 {
+            jpeg.extend([0xff, 0xe1, 0x88, 0xb8]); // 35,000 bytes with the length
+            jpeg.resize(jpeg.len() + 35_000 - 2, 0);
+        }
+        jpeg.extend([0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0x2c, 0x01, 0x90, 0x03]);
+        let part = Part::image("image/jpeg", &jpeg).expect("a valid part");
+        assert_eq!(part_tokens(&part), 160); // 400 × 300 / 750
+    }
+
+    #[test]
+    fn a_text_document_counts_its_bytes_without_decoding_them() {
+        for len in [0, 1, 2, 3, 4, 1_001] {
+            let part = Part::document("text/plain", &vec![b'a'; len]).expect("a valid part");
+            let Part::Document {
+                source: Source::Data(data),
+                ..
+            } = &part
+            else {
+                panic!("an inline document")
+            };
+            assert_eq!(decoded_len(data), len);
+        }
     }
 
     #[test]
