@@ -93,7 +93,7 @@ impl HttpServer {
     }
 
     /// The rmcp transport: a reqwest client with these roots, and these headers. The
-    /// client is returned too, to find out why a handshake failed ([`unreachable`]).
+    /// client is returned too, to find out why a handshake failed ([`why_unreachable`]).
     pub(super) fn transport(
         self,
     ) -> Result<
@@ -132,7 +132,7 @@ impl HttpServer {
 /// rmcp reports a failed handshake as "error sending request" without the cause (an
 /// untrusted certificate, a refused connection): one plain request with the same
 /// client, made only after a failure, finds it.
-pub(super) async fn unreachable(client: &reqwest::Client, url: &str) -> Option<String> {
+pub(super) async fn why_unreachable(client: &reqwest::Client, url: &str) -> Option<String> {
     let request = client.get(url).timeout(Duration::from_secs(10)).send();
     let error = request.await.err()?;
     let mut problem = error.to_string();

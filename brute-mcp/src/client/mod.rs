@@ -123,7 +123,7 @@ impl McpTools {
         let (client, transport) = http.transport()?;
         match Self::start(server.clone(), transport, None).await {
             Err(McpError::Initialize { .. })
-                if let Some(problem) = http::unreachable(&client, &url).await =>
+                if let Some(problem) = http::why_unreachable(&client, &url).await =>
             {
                 Err(McpError::Unreachable {
                     server,
