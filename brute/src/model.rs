@@ -14,6 +14,8 @@ use crate::message::Message;
 pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
+mod call_ids;
+
 /// The body of a terminal's pass around `$reply` (a future of `Result<impl Reply,
 /// Error>` that reads `$env`): the durability step, the request event, the call, the
 /// answer appended, the durability step again, the response event. A macro rather than
@@ -207,39 +209,17 @@ fn before_call(env: &Env) {
     });
 }
 
-/// Gives every tool call of `message` an id of its own before it is stored: a call
-/// with an empty id gets `call_<pass>_<n>`, and a call whose id an earlier call of the
-/// same message has gets `<id>_<n>`. Providers refuse histories with duplicate or
-/// empty ids, and a result must answer exactly one call. Costs a comparison per pair
-/// of calls (a reply has few).
-fn unique_call_ids(message: &mut Message, pass: u32) {
-    let calls = &mut message.tool_calls;
-    for n in 0..calls.len() {
-        let (before, rest) = calls.split_at_mut(n);
-        let call = &mut rest[0];
-        if call.id.is_empty() {
-            call.id = format!("call_{pass}_{n}");
-        }
-        while before.iter().any(|earlier| earlier.id == call.id) {
-            call.id = format!("{}_{n}", call.id);
-        }
-    }
-}
-
 /// What every terminal does with the model's answer before the durability step: append
 /// it, give its tool calls unique ids, count usage. The terminal then makes it durable
 /// before any tool runs ([`Env::persist`]) and reports it ([`respond`]).
 #[inline]
 fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span) {
     let pass = env.iteration;
-    // Appended first and fixed in place: the reply is not moved again.
+    // Call ids unique across the session, before the reply is stored; appended first
+    // and fixed in place: the reply is not moved again.
+    let taken = call_ids::taken_by(&env.messages, &message);
     env.messages.push_then(message, |message| {
-        // One call with an id (the common reply) is unique already.
-        match message.tool_calls.as_slice() {
-            [] => {}
-            [call] if !call.id.is_empty() => {}
-            _ => unique_call_ids(message, pass),
-        }
+        call_ids::make_unique(taken, message, pass)
     });
     if let Some(usage) = usage {
         env.usage += usage;

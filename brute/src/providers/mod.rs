@@ -28,18 +28,31 @@
 //! | `connect_timeout` | [`DEFAULT_CONNECT_TIMEOUT`] (10 s) | TCP and TLS set-up |
 //! | `first_byte_timeout` | [`DEFAULT_FIRST_BYTE_TIMEOUT`] (120 s) | the wait for the response headers |
 //! | `idle_timeout` | [`DEFAULT_IDLE_TIMEOUT`] (60 s) | the silence between two chunks of a body |
+//! | `call_timeout` | [`DEFAULT_CALL_TIMEOUT`] (15 min) | a whole call, request to the reply's end |
 //! | `max_response_bytes` | [`DEFAULT_MAX_RESPONSE_BYTES`] (32 MiB) | a non-streamed body |
 //! | `max_event_bytes` | [`DEFAULT_MAX_EVENT_BYTES`] (16 MiB) | one event of a stream |
+//! | `max_stream_bytes` | [`DEFAULT_MAX_STREAM_BYTES`] (256 MiB) | a whole stream |
 //!
-//! There is no timeout on a whole call: a long streamed reply that keeps talking runs
-//! to its end, a silent server is given up on after the idle timeout.
+//! A silent server is given up on after the idle timeout; one that keeps talking (a
+//! keep-alive comment, a character now and then, an endless stream of valid deltas)
+//! after the call timeout or the stream size limit, whichever comes first. A timeout
+//! is [`ModelError::Timeout`], a limit [`ModelError::TooLarge`]. Bytes of a stream
+//! that are not UTF-8 are replaced by `U+FFFD` with a warning in the log
+//! (`tracing`), not refused.
 //!
 //! # Secrets
 //!
-//! API keys are held in an [`ApiKey`], whose `Debug` prints `[redacted]`. Every error an
-//! HTTP model returns, and so every `Retry` event and log line made from it, passes one
-//! redaction point that takes the key out, whether it was given with `.api_key(..)` or
-//! read from the environment. Error messages quote at most 500 bytes of what a server sent.
+//! API keys are held in an [`ApiKey`], whose `Debug` prints `[redacted]`. An HTTP
+//! model's secrets are its key, whether given with `.api_key(..)` or read from the
+//! environment, and the value of every header that carries a credential
+//! ([`HttpModel::header`] says which names do; [`HttpModel::secret_header`] for any
+//! other). They are replaced by `[redacted]` *before* any text is cut: an error body
+//! before it is parsed and quoted (error messages quote at most 500 bytes, and never
+//! cut a key-shaped word in two), and the model's own output (a body, or a stream as
+//! it arrives, a secret split across chunks included) before it is decoded, so before
+//! it is stored, emitted or traced ([`HttpModel::redact_output`], on by default).
+//! Every error an HTTP model returns, and so every `Retry` event and log line made
+//! from it, passes the same redaction again on its way out.
 //!
 //! # Images, documents, structured output and prompt caching
 //!
@@ -88,8 +101,8 @@ pub use crate::scripted::ScriptedModel;
 pub use anthropic::Anthropic;
 #[cfg(feature = "http")]
 pub use client::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_RESPONSE_BYTES, HttpModel,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_STREAM_BYTES, HttpModel,
 };
 pub use format::{Request, StreamDecode, WireFormat};
 #[cfg(feature = "openai")]
