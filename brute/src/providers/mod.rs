@@ -89,7 +89,6 @@ mod client;
 mod errors;
 mod format;
 pub mod openai;
-#[cfg(any(feature = "http", test))]
 mod redact;
 mod replay;
 mod spec;
@@ -375,27 +374,59 @@ pub(crate) fn read_body<'a, T: serde::Deserialize<'a>>(
 pub(crate) struct Deltas {
     content: String,
     reasoning: String,
+    /// Takes secrets out of the answer and the reasoning, a secret split across deltas
+    /// included (what could start one is held back until the next delta says).
+    hide: Option<Box<[redact::StreamRedactor; 2]>>,
 }
 
 impl Deltas {
+    /// Takes `secrets` out of every delta from now on.
+    pub(crate) fn hide(&mut self, secrets: &[Arc<str>]) {
+        let redactor = secrets
+            .iter()
+            .fold(redact::Redactor::default(), |r, s| r.with(s));
+        if !redactor.is_empty() {
+            self.hide = Some(Box::new([redactor.stream(), redactor.stream()]));
+        }
+    }
+
     /// Appends and emits a piece of the answer.
     pub(crate) fn content(&mut self, text: &str, env: &crate::env::Env) {
+        let text = self.clean(0, text);
         if !text.is_empty() {
-            self.content.push_str(text);
-            env.emit(crate::event::Event::ContentDelta(text));
+            self.content.push_str(&text);
+            env.emit(crate::event::Event::ContentDelta(&text));
         }
     }
 
     /// Appends and emits a piece of the reasoning.
     pub(crate) fn reasoning(&mut self, text: &str, env: &crate::env::Env) {
+        let text = self.clean(1, text);
         if !text.is_empty() {
-            self.reasoning.push_str(text);
-            env.emit(crate::event::Event::ReasoningDelta(text));
+            self.reasoning.push_str(&text);
+            env.emit(crate::event::Event::ReasoningDelta(&text));
         }
     }
 
-    /// The answer and the reasoning (`None` when there was none).
-    pub(crate) fn into_parts(self) -> (String, Option<String>) {
+    /// What of `text` can be let through now, secrets replaced.
+    fn clean<'a>(&mut self, which: usize, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let Some(hide) = self.hide.as_mut() else {
+            return std::borrow::Cow::Borrowed(text);
+        };
+        let mut out = Vec::new();
+        let released = hide[which].feed(text.as_bytes(), &mut out);
+        std::borrow::Cow::Owned(String::from_utf8_lossy(released).into_owned())
+    }
+
+    /// The answer and the reasoning (`None` when there was none), with what was held
+    /// back at the end (not emitted as a delta: no secret followed).
+    pub(crate) fn into_parts(mut self) -> (String, Option<String>) {
+        if let Some(hide) = self.hide.as_mut() {
+            self.content
+                .push_str(&String::from_utf8_lossy(&hide[0].finish()));
+            self.reasoning
+                .push_str(&String::from_utf8_lossy(&hide[1].finish()));
+        }
         (self.content, Some(self.reasoning).filter(|r| !r.is_empty()))
     }
 }

@@ -18,6 +18,9 @@
 //! Quoting itself ([`quote`](super::errors::quote)) never cuts a key-shaped word in
 //! two, so that even a secret this module was not told of leaves no prefix at a cut.
 
+// Without the HTTP models only the stream deltas' redaction is used.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
+
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -80,6 +83,57 @@ impl Redactor {
         }
         self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         self
+    }
+
+    /// The secrets.
+    pub(crate) fn secrets(&self) -> &[Arc<str>] {
+        &self.secrets
+    }
+
+    /// `message` (a model's reply) with the secrets taken out of its text, reasoning
+    /// and tool calls (their names, ids and every string of their arguments).
+    pub(crate) fn message(&self, message: &mut crate::message::Message) {
+        if self.is_empty() {
+            return;
+        }
+        let fix = |text: &mut String| {
+            if let Cow::Owned(clean) = self.text(text) {
+                *text = clean;
+            }
+        };
+        fix(&mut message.content);
+        if let Some(reasoning) = message.reasoning.as_mut() {
+            fix(reasoning);
+        }
+        for call in &mut message.tool_calls {
+            fix(&mut call.id);
+            fix(&mut call.name);
+            self.value(&mut call.arguments);
+        }
+    }
+
+    /// Takes the secrets out of every string (keys included) of `value`.
+    fn value(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::String(text) => {
+                if let Cow::Owned(clean) = self.text(text) {
+                    *text = clean;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(map) => {
+                let dirty = map.keys().any(|k| matches!(self.text(k), Cow::Owned(_)));
+                if dirty {
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .map(|(k, v)| (self.text(&k).into_owned(), v))
+                        .collect();
+                }
+                map.values_mut().for_each(|v| self.value(v));
+            }
+            _ => {}
+        }
     }
 
     /// Whether there is anything to hide.

@@ -374,6 +374,7 @@ impl<F: WireFormat> HttpModel<F> {
         if self.stream && !is_json(&response) {
             let max_event_bytes = self.transport.limits().max_event_bytes;
             let mut decoder = F::stream_decoder(place.clone(), max_event_bytes);
+            decoder.redact(output.secrets());
             let mut raw = Vec::new();
             let mut clean = output.stream();
             let mut buffer = Vec::new();
@@ -392,6 +393,7 @@ impl<F: WireFormat> HttpModel<F> {
             }
             decoder.feed(&rest, env)?;
             let mut completion = decoder.finish(env)?;
+            output.message(&mut completion.message);
             settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
                 recorder.sse(F::NAME, &raw)?;
@@ -402,6 +404,7 @@ impl<F: WireFormat> HttpModel<F> {
             let body = self.transport.body(&place, response).await?;
             let body = output.bytes(&body);
             let mut completion = F::decode(&body, &place)?;
+            output.message(&mut completion.message);
             settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
                 recorder.body(F::NAME, &body)?;
