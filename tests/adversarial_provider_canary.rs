@@ -306,11 +306,19 @@ fn the_canary_key_appears_in_no_error_event_or_log_line() {
     // above looked at real output.
     assert!(logged.contains("model call failed"), "{logged}");
     assert!(logged.contains("retrying"), "{logged}");
+    // Stream bytes that are not UTF-8 were replaced with a warning, once per stream
+    // (one stream of each provider).
+    assert_eq!(
+        logged.matches("an event stream line is not UTF-8").count(),
+        2,
+        "{logged}"
+    );
     assert!(logged.matches("[redacted]").count() >= 8, "{logged}");
     assert!(seen.matches("[redacted]").count() >= 8, "{seen}");
 }
 
-/// A key in a base URL's query (a connection error quotes the address), a key sent
+/// Bytes that are not UTF-8 in a stream (replaced, with a warning in the log), a key
+/// in a base URL's query (a connection error quotes the address), a key sent
 /// Azure-style in an `api-key` header and echoed in a 401, and a model that writes the
 /// key in its answer (streamed and not; `redact_output(false)` lets it through, so the
 /// check is real).
@@ -348,6 +356,25 @@ async fn the_key_in_the_url_a_secret_header_and_the_output() -> String {
     assert!(error.to_string().contains("[redacted]"), "{error}");
     let _ = write!(seen, "\n{error} {error:?}");
 
+    for api in APIS {
+        let mut bytes = api.deltas_stream(&["a".into(), "b".into()]).into_bytes();
+        for _ in 0..2 {
+            let at = bytes
+                .windows(3)
+                .position(|w| w == b"\"a\"" || w == b"\"b\"")
+                .unwrap();
+            bytes[at + 1] = 0xff;
+        }
+        let server = Server::start(vec![Reply::Stream {
+            pieces: vec![bytes],
+        }])
+        .await;
+        let completion = api
+            .call(&server, &Settings::streamed(true), &providers_faults::env())
+            .await
+            .unwrap();
+        assert_eq!(completion.message.content, "\u{fffd}\u{fffd}", "{api:?}");
+    }
     for api in APIS {
         for stream in [false, true] {
             let said = format!("My key is {CANARY}, keep it.");
@@ -402,6 +429,16 @@ async fn answer<F: WireFormat>(model: HttpModel<F>, deltas: &Arc<Mutex<String>>)
             log.lock().unwrap().push_str(text);
         }
     });
+    let responses = Arc::new(Mutex::new(Vec::new()));
+    let log = responses.clone();
+    agent.on(EventKind::ModelResponse, move |_env, event| {
+        if let brute::Event::ModelResponse { message, .. } = event {
+            log.lock().unwrap().push(message.content.clone());
+        }
+    });
     let outcome = agent.start("Go.").await.unwrap();
-    outcome.text().unwrap_or_default().to_owned()
+    let text = outcome.text().unwrap_or_default().to_owned();
+    // The event carries the message that was stored.
+    assert_eq!(*responses.lock().unwrap(), [text.clone()]);
+    text
 }

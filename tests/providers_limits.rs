@@ -87,9 +87,20 @@ async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
         drip.extend_from_slice(&piece);
         let next = Arc::new(tokio::sync::Notify::new());
         next.notify_one();
+        // A million deltas, each sent only once the last one arrived: far longer than
+        // the call timeout, and a stream that ends well when nothing stops it.
+        let end = api.deltas_stream(&[]);
+        let suffix = match api {
+            Api::OpenAi => end.into_bytes(),
+            Api::Anthropic => end[end.find("event: content_block_stop").unwrap()..]
+                .as_bytes()
+                .to_vec(),
+        };
         let server = Server::start(vec![Reply::Drip {
             prefix,
             piece: drip,
+            pieces: 1_000_000,
+            suffix,
             next: next.clone(),
         }])
         .await;

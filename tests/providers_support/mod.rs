@@ -42,10 +42,13 @@ pub enum Reply {
     /// the connection (RST).
     Reset { head: Vec<u8> },
     /// Starts an event stream, sends `prefix`, then one more `piece` each time `next`
-    /// is notified, for ever (until the client goes away).
+    /// is notified, up to `pieces` of them (or until the client goes away), then
+    /// `suffix` and the end of the body.
     Drip {
         prefix: Vec<u8>,
         piece: Vec<u8>,
+        pieces: usize,
+        suffix: Vec<u8>,
         next: Arc<tokio::sync::Notify>,
     },
     /// A 200 response of `content_type` whose body is `prefix` then `piece` repeated,
@@ -222,16 +225,23 @@ async fn serve(
             Reply::Drip {
                 prefix,
                 piece,
+                pieces,
+                suffix,
                 next,
             } => {
                 let socket = socket.get_mut();
                 if write_stream(socket, &[prefix], false).await.is_ok() {
-                    loop {
+                    let mut sent = 0;
+                    while sent < pieces {
                         next.notified().await;
                         if write_stream_piece(socket, &piece).await.is_err() {
-                            break;
+                            return;
                         }
+                        sent += 1;
                     }
+                    let _ = write_stream_piece(socket, &suffix).await;
+                    let _ = socket.write_all(b"0\r\n\r\n").await;
+                    let _ = socket.flush().await;
                 }
                 false
             }
