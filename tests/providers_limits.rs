@@ -92,9 +92,10 @@ async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
         let end = api.deltas_stream(&[]);
         let suffix = match api {
             Api::OpenAi => end.into_bytes(),
-            Api::Anthropic => end[end.find("event: content_block_stop").unwrap()..]
-                .as_bytes()
-                .to_vec(),
+            Api::Anthropic => {
+                let stop = end.find("event: content_block_stop").unwrap();
+                end.as_bytes()[stop..].to_vec()
+            }
         };
         let server = Server::start(vec![Reply::Drip {
             prefix,
