@@ -122,6 +122,15 @@ impl McpTools {
         let url = http.url().to_string();
         let (client, transport) = http.transport()?;
         match Self::start(server.clone(), transport, None).await {
+            Err(McpError::Initialize { source, .. })
+                if let Some(challenge) = http::auth_challenge(&source) =>
+            {
+                Err(McpError::AuthRequired {
+                    server,
+                    url,
+                    challenge,
+                })
+            }
             Err(McpError::Initialize { .. })
                 if let Some(problem) = http::why_unreachable(&client, &url).await =>
             {
