@@ -136,3 +136,65 @@ async fn a_failed_handshake_says_why_without_rust_type_names() {
         "{text}"
     );
 }
+
+/// Serves `tools` over streamable HTTP on 127.0.0.1 (rmcp's service, as
+/// `serve_http` does) and sends a message on `deletes` for each `DELETE` it gets;
+/// returns the URL.
+async fn serving_with_deletes<T: brute::tools::ToolSet + 'static>(
+    tools: brute_mcp::ToolSetServer<T>,
+    deletes: tokio::sync::mpsc::UnboundedSender<()>,
+) -> String {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a local port");
+    let address = listener.local_addr().expect("an address");
+    let service = StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (service, deletes) = (service.clone(), deletes.clone());
+            let handler = hyper::service::service_fn(move |request: hyper::Request<_>| {
+                let (service, deletes) = (service.clone(), deletes.clone());
+                async move {
+                    if request.method() == hyper::Method::DELETE {
+                        let _ = deletes.send(());
+                    }
+                    Ok::<_, std::convert::Infallible>(service.handle(request).await)
+                }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), handler),
+            );
+        }
+    });
+    format!("http://{address}/mcp")
+}
+
+#[tokio::test]
+async fn closing_the_client_ends_its_http_session_with_delete() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = brute_mcp::ToolSetServer::new(
+        brute::tools::Tools::READ_ONLY,
+        brute::tools::ToolContext::new(dir.path()).expect("a context"),
+    );
+    let (deletes, mut deleted) = tokio::sync::mpsc::unbounded_channel();
+    let url = serving_with_deletes(server, deletes).await;
+    let tools = McpTools::http("local", url)
+        .await
+        .expect("the client connects");
+    drop(tools.clone());
+    assert!(deleted.try_recv().is_err(), "a clone's drop ends nothing");
+    tools.close().await;
+    assert!(
+        deleted.try_recv().is_ok(),
+        "close returns after the session was deleted"
+    );
+}
