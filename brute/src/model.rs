@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::Message;
+use crate::providers::ApiKey;
 pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
@@ -108,6 +109,13 @@ pub trait Model: Send + Sync {
     fn name(&self) -> &str {
         "model"
     }
+
+    /// The secrets the model holds (an HTTP provider's API key; none by default). The
+    /// agent's terminal hands them to the tool pipeline through the env, which hides
+    /// them from every tool result: a wrapper around a model forwards them.
+    fn secrets(&self) -> &[ApiKey] {
+        &[]
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -144,8 +152,32 @@ impl<M> Terminal<M> {
 
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        #[cfg(feature = "tools")]
+        hand_over_secrets(env, self.model.secrets());
         let span = call_span(self.model.name(), env);
         model_pass!(env, span, self.model.complete(env))
+    }
+}
+
+/// The API keys of the model an agent runs, left in the env by its terminal for the
+/// tool pipeline, which hides them from tool results (read in `tools::pipeline`).
+#[cfg(feature = "tools")]
+pub(crate) struct ModelSecrets(pub(crate) Vec<ApiKey>);
+
+/// Leaves `keys` in `env` for the tool pipeline unless they are there already: a model
+/// without keys costs a branch, one with a key a lookup and a comparison per pass.
+#[cfg(feature = "tools")]
+#[inline]
+fn hand_over_secrets(env: &mut Env, keys: &[ApiKey]) {
+    if keys.is_empty() {
+        return;
+    }
+    if env
+        .extensions
+        .get::<ModelSecrets>()
+        .is_none_or(|known| known.0 != keys)
+    {
+        env.extensions.insert(ModelSecrets(keys.to_vec()));
     }
 }
 

@@ -326,6 +326,10 @@ impl<F: WireFormat> Model for HttpModel<F> {
     fn name(&self) -> &str {
         self.wire.model()
     }
+
+    fn secrets(&self) -> &[ApiKey] {
+        self.key.as_slice()
+    }
 }
 
 impl<F: WireFormat> fmt::Debug for HttpModel<F> {

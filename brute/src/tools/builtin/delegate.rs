@@ -11,6 +11,7 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::message::Role;
 use crate::model::{Completion, Model};
+use crate::providers::ApiKey;
 use crate::tools::{BoxFuture, DefaultToolPipeline, Tool, ToolContext, ToolError, ToolOutput};
 
 /// The sub-agent's system prompt.
@@ -95,7 +96,7 @@ impl Tool for Delegate {
         };
         let max = self.max_iterations;
         let root = cx.sandbox().root().to_path_buf();
-        let output_dir = cx.output_dir().to_path_buf();
+        let output_dir = cx.output_dir().map(std::path::Path::to_path_buf);
         let secrets = cx.secrets().clone();
         let agent = crate::brute_agent! {
             use crate::middleware::SystemPrompt { prompt: PROMPT };
@@ -134,6 +135,7 @@ impl Tool for Delegate {
 trait DynModel: Send + Sync {
     fn complete_boxed<'a>(&'a self, env: &'a Env) -> BoxFuture<'a, Result<Completion, Error>>;
     fn model_name(&self) -> &str;
+    fn model_secrets(&self) -> &[ApiKey];
 }
 
 impl<M: Model + 'static> DynModel for M {
@@ -143,6 +145,10 @@ impl<M: Model + 'static> DynModel for M {
 
     fn model_name(&self) -> &str {
         self.name()
+    }
+
+    fn model_secrets(&self) -> &[ApiKey] {
+        self.secrets()
     }
 }
 
@@ -158,6 +164,10 @@ impl Model for SharedModel {
 
     fn name(&self) -> &str {
         self.0.model_name()
+    }
+
+    fn secrets(&self) -> &[ApiKey] {
+        self.0.model_secrets()
     }
 }
 
