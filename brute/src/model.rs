@@ -11,7 +11,6 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::Message;
-use crate::providers::ApiKey;
 pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
@@ -113,8 +112,8 @@ pub trait Model: Send + Sync {
     /// The secrets the model holds (an HTTP provider's API key; none by default). The
     /// agent's terminal hands them to the tool pipeline through the env, which hides
     /// them from every tool result: a wrapper around a model forwards them.
-    fn secrets(&self) -> &[ApiKey] {
-        &[]
+    fn secrets(&self) -> Vec<&str> {
+        Vec::new()
     }
 }
 
@@ -162,22 +161,23 @@ impl<M: Model> Handler<Env> for Terminal<M> {
 /// The API keys of the model an agent runs, left in the env by its terminal for the
 /// tool pipeline, which hides them from tool results (read in `tools::pipeline`).
 #[cfg(feature = "tools")]
-pub(crate) struct ModelSecrets(pub(crate) Vec<ApiKey>);
+pub(crate) struct ModelSecrets(pub(crate) Vec<String>);
 
 /// Leaves `keys` in `env` for the tool pipeline unless they are there already: a model
 /// without keys costs a branch, one with a key a lookup and a comparison per pass.
 #[cfg(feature = "tools")]
 #[inline]
-fn hand_over_secrets(env: &mut Env, keys: &[ApiKey]) {
+fn hand_over_secrets(env: &mut Env, keys: Vec<&str>) {
     if keys.is_empty() {
         return;
     }
     if env
         .extensions
         .get::<ModelSecrets>()
-        .is_none_or(|known| known.0 != keys)
+        .is_none_or(|known| !known.0.iter().map(String::as_str).eq(keys.iter().copied()))
     {
-        env.extensions.insert(ModelSecrets(keys.to_vec()));
+        let keys = keys.into_iter().map(str::to_string).collect();
+        env.extensions.insert(ModelSecrets(keys));
     }
 }
 

@@ -244,7 +244,7 @@ impl Model for AnyModel {
         }
     }
 
-    fn secrets(&self) -> &[super::ApiKey] {
+    fn secrets(&self) -> Vec<&str> {
         match self {
             #[cfg(feature = "openai")]
             AnyModel::OpenAi(model) => model.secrets(),

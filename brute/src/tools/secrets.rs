@@ -67,9 +67,13 @@ impl Secrets {
     /// assert_eq!(secrets.redact("k=sk-in-code-0042"), "k=[redacted api key]");
     /// ```
     pub fn with_api_keys(self, keys: &[ApiKey]) -> Self {
+        self.with_keys(keys.iter().map(ApiKey::expose))
+    }
+
+    /// [`Secrets::with_api_keys`] for keys as text (what [`Model::secrets`](crate::Model::secrets) gives).
+    pub(crate) fn with_keys<'k>(self, keys: impl IntoIterator<Item = &'k str>) -> Self {
         let added = keys
-            .iter()
-            .map(ApiKey::expose)
+            .into_iter()
             .filter(|key| key.chars().count() >= 8)
             .map(|key| ("[redacted api key]".to_string(), key.to_string()));
         self.extend(added)

@@ -327,8 +327,8 @@ impl<F: WireFormat> Model for HttpModel<F> {
         self.wire.model()
     }
 
-    fn secrets(&self) -> &[ApiKey] {
-        self.key.as_slice()
+    fn secrets(&self) -> Vec<&str> {
+        self.key.iter().map(ApiKey::expose).collect()
     }
 }
 

@@ -11,7 +11,6 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::message::Role;
 use crate::model::{Completion, Model};
-use crate::providers::ApiKey;
 use crate::tools::{BoxFuture, DefaultToolPipeline, Tool, ToolContext, ToolError, ToolOutput};
 
 /// The sub-agent's system prompt.
@@ -135,7 +134,7 @@ impl Tool for Delegate {
 trait DynModel: Send + Sync {
     fn complete_boxed<'a>(&'a self, env: &'a Env) -> BoxFuture<'a, Result<Completion, Error>>;
     fn model_name(&self) -> &str;
-    fn model_secrets(&self) -> &[ApiKey];
+    fn model_secrets(&self) -> Vec<&str>;
 }
 
 impl<M: Model + 'static> DynModel for M {
@@ -147,7 +146,7 @@ impl<M: Model + 'static> DynModel for M {
         self.name()
     }
 
-    fn model_secrets(&self) -> &[ApiKey] {
+    fn model_secrets(&self) -> Vec<&str> {
         self.secrets()
     }
 }
@@ -166,7 +165,7 @@ impl Model for SharedModel {
         self.0.model_name()
     }
 
-    fn secrets(&self) -> &[ApiKey] {
+    fn secrets(&self) -> Vec<&str> {
         self.0.model_secrets()
     }
 }

@@ -37,7 +37,6 @@ use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::model::ModelSecrets;
-use crate::providers::ApiKey;
 use crate::stop::ApprovalDecision;
 use crate::tool::ToolSpec;
 
@@ -187,7 +186,7 @@ struct Shared {
     revision: u64,
     /// The model's keys last handed over by the terminal, and the secrets hiding
     /// them: kept for a pass that resumes calls before any model call.
-    model_secrets: Mutex<(Vec<ApiKey>, Secrets)>,
+    model_secrets: Mutex<(Vec<String>, Secrets)>,
 }
 
 impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
@@ -253,7 +252,8 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
         if let Some(ModelSecrets(keys)) = env.extensions.get::<ModelSecrets>()
             && seen.0 != *keys
         {
-            *seen = (keys.clone(), Secrets::default().with_api_keys(keys));
+            let secrets = Secrets::default().with_keys(keys.iter().map(String::as_str));
+            *seen = (keys.clone(), secrets);
         }
         seen.1.clone()
     }
