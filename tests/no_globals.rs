@@ -60,7 +60,7 @@ fn declares_static(line: &str) -> bool {
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
         .filter(|w| !w.is_empty())
         .collect();
-    words.iter().any(|w| *w == "static")
+    words.contains(&"static")
 }
 
 /// The `static` items (their declaration up to `=` or `;`) and thread-locals of
