@@ -66,7 +66,12 @@ use crate::tool::ToolSpec;
 /// - secrets (from the environment unless `env_secrets` is off, the values of
 ///   `secrets` and `redact`, and the API key of the agent's model, which its terminal
 ///   hands over through the env: [`Model::secrets`](crate::Model::secrets)) are
-///   replaced by placeholders in every result.
+///   replaced by placeholders in every result. The model's key is known from the first
+///   model call of the process on: a turn that resumes an approved call from a stored
+///   session before this agent called its model in this process hides the configured secrets
+///   only (put the key in `secrets` too if such a call may print it), and a `delegate`
+///   sub-agent hides its own model's key and the configured secrets, not the caller's
+///   model key (its answer is a result of the caller's pipeline, which hides it).
 ///
 /// Nothing is read from the process or its environment except where an option's
 /// default says so: `root` (the working directory) and `env_secrets` (the
