@@ -688,3 +688,52 @@ async fn the_per_call_pipeline_takes_stages_of_ones_own() {
     // The unknown tool stopped at `Validate`, before the audit.
     assert_eq!(*seen.lock().unwrap(), ["sleep", "fail"]);
 }
+
+/// A scripted model holding an API key, as an HTTP provider does.
+struct Keyed(ScriptedModel);
+
+const KEYED_KEY: &str = "sk-keyed-model-5e1f0a";
+
+impl brute::Model for Keyed {
+    async fn complete(&self, env: &brute::Env) -> Result<brute::model::Completion, brute::Error> {
+        self.0.complete(env).await
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![KEYED_KEY]
+    }
+}
+
+/// A turn that resumes an approved call runs it before any model call: the pipeline
+/// hides the key the terminal handed over on an earlier pass of this agent, although
+/// the env it resumes (as one loaded from a store would be) carries none.
+#[tokio::test]
+async fn a_resumed_call_hides_the_key_the_model_handed_over_earlier() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.txt"), KEYED_KEY).unwrap();
+    let model = Keyed(ScriptedModel::per_turn([
+        Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
+        Message::assistant("done"),
+    ]));
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: brute::tools::Tools::ALL,
+            root: dir.path(),
+            env_secrets: false,
+            approval: Approval::ask(["read"]),
+        };
+        run model;
+    };
+    let paused = agent.start("go").await.unwrap();
+    assert!(paused.stop.awaiting_approval().is_some());
+    let mut fresh = brute::Env::new();
+    fresh.messages = paused.env.messages.clone();
+    let outcome = agent
+        .decide(fresh, "c1", brute::stream::Verdict::Approve)
+        .await
+        .unwrap();
+    let result = tool_results(&outcome.env.messages)[0].1.to_string();
+    assert!(!result.contains(KEYED_KEY), "{result}");
+    assert!(result.contains("[redacted api key]"), "{result}");
+}
