@@ -110,6 +110,13 @@ pub trait Model: Send + Sync {
     fn name(&self) -> &str {
         "model"
     }
+
+    /// The secrets the model holds (an HTTP provider's API key; none by default). The
+    /// agent's terminal hands them to the tool pipeline through the env, which hides
+    /// them from every tool result: a wrapper around a model forwards them.
+    fn secrets(&self) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -146,8 +153,33 @@ impl<M> Terminal<M> {
 
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        #[cfg(feature = "tools")]
+        hand_over_secrets(env, self.model.secrets());
         let span = call_span(self.model.name(), env);
         model_pass!(env, span, self.model.complete(env))
+    }
+}
+
+/// The API keys of the model an agent runs, left in the env by its terminal for the
+/// tool pipeline, which hides them from tool results (read in `tools::pipeline`).
+#[cfg(feature = "tools")]
+pub(crate) struct ModelSecrets(pub(crate) Vec<String>);
+
+/// Leaves `keys` in `env` for the tool pipeline unless they are there already: a model
+/// without keys costs a branch, one with a key a lookup and a comparison per pass.
+#[cfg(feature = "tools")]
+#[inline]
+fn hand_over_secrets(env: &mut Env, keys: Vec<&str>) {
+    if keys.is_empty() {
+        return;
+    }
+    if env
+        .extensions
+        .get::<ModelSecrets>()
+        .is_none_or(|known| !known.0.iter().map(String::as_str).eq(keys.iter().copied()))
+    {
+        let keys = keys.into_iter().map(str::to_string).collect();
+        env.extensions.insert(ModelSecrets(keys));
     }
 }
 

@@ -126,21 +126,10 @@ pub use sse::DEFAULT_MAX_EVENT_BYTES;
 pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
-    /// Wraps a key, and hides it from every tool result of this process
-    #[cfg_attr(
-        feature = "tools",
-        doc = "([`hide_everywhere`](crate::tools::hide_everywhere))."
-    )]
-    #[cfg_attr(
-        not(feature = "tools"),
-        doc = "(`tools::hide_everywhere`, with the `tools` feature; without it there are none)."
-    )]
+    /// Wraps a key. An agent whose model holds it hides it from tool results
+    /// ([`Model::secrets`](crate::Model::secrets)); nothing is registered anywhere.
     pub fn new(key: impl Into<Arc<str>>) -> Self {
-        let key: Arc<str> = key.into();
-        // Without the tool system there are no tool results to hide it from.
-        #[cfg(feature = "tools")]
-        crate::tools::hide_everywhere("[redacted api key]", &*key);
-        ApiKey(key)
+        ApiKey(key.into())
     }
 
     /// Reads the key from the environment variable `var`; `None` when unset or empty.

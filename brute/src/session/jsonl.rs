@@ -19,7 +19,7 @@ use crate::message::Message;
 /// is an OS lock on the session file itself (no lock file): exclusive across the
 /// processes of one machine, freed by the OS when a process dies; it does not
 /// coordinate machines (use `PostgresStore`). The file I/O runs on a writer thread
-/// shared by the process, never on the async runtime; concurrent
+/// of the store (shared by its clones), never on the async runtime; concurrent
 /// appends share fsyncs (group commit) and each is durable before its future is done.
 ///
 /// ```
@@ -74,7 +74,7 @@ impl JsonlStore {
             dir: dir.into(),
             sync: true,
             limits: Limits::DEFAULT,
-            pool: Pool::shared(),
+            pool: Pool::from_env(),
         }
     }
 

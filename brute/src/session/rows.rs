@@ -1,6 +1,5 @@
 //! What the database stores share: messages as JSON rows, lease owners, the clock.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::{SessionError, db_error};
@@ -15,12 +14,16 @@ pub(crate) fn now_ms() -> i64 {
 
 /// A lease owner unique across processes and time.
 pub(crate) fn new_owner() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // 64 random bits (std's `RandomState` differs on every call): no counter of
+    // brute's own in the process.
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
     format!(
-        "{}-{}-{}",
+        "{}-{}-{:016x}",
         std::process::id(),
         now_ms(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
+        hasher.finish()
     )
 }
 

@@ -441,6 +441,10 @@ impl<F: WireFormat> Model for HttpModel<F> {
     fn name(&self) -> &str {
         self.wire.model()
     }
+
+    fn secrets(&self) -> Vec<&str> {
+        self.key.iter().map(ApiKey::expose).collect()
+    }
 }
 
 impl<F: WireFormat> fmt::Debug for HttpModel<F> {
