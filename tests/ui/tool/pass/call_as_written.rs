@@ -1,8 +1,9 @@
 // The fn under `#[tool]` stays as written: a test calls it directly, with a context
 // of its own, and the tool calls the same fn. The context is found by its type,
 // whatever the parameter's name or the path to `ToolContext`; the generated items
-// neither shadow nor collide with the user's names (`args`, `cx`, `value`, a type
-// named like the arguments' struct).
+// neither shadow nor collide with the user's names (a fn named `args` or `cx` as the
+// generated `call`'s locals are, parameters named so, a type named like the arguments'
+// struct).
 use brute::tools::{PreparedCall, Tool, ToolContext, ToolError, ToolSet};
 use brute::{ToolCall, tool};
 
@@ -29,6 +30,19 @@ async fn echo(
     Ok(format!("{}{cx}{value}", args.join(&cx)))
 }
 
+/// A tool named like the generated `call`'s arguments.
+#[tool]
+async fn args(value: String) -> Result<String, ToolError> {
+    Ok(value)
+}
+
+/// A tool named like the generated `call`'s context.
+#[tool]
+async fn cx(sandbox: &ToolContext) -> Result<String, ToolError> {
+    let _ = sandbox.sandbox().root();
+    Ok("cx".into())
+}
+
 fn main() {
     tokio::runtime::Builder::new_current_thread()
         .build()
@@ -50,7 +64,7 @@ fn main() {
             assert_eq!(double(4).await.expect("ok"), "8");
 
             // Through the tool: the same fns.
-            let tools = (Add, Echo, Double);
+            let tools = (Add, Echo, Double, (Args, Cx));
             let mut specs = Vec::new();
             tools.specs(&mut specs);
             assert_eq!(specs[1].parameters["required"], serde_json::json!(["args", "cx", "value"]));
@@ -58,6 +72,8 @@ fn main() {
                 ("add", serde_json::json!({"a": 2, "b": 3}), "5"),
                 ("echo", serde_json::json!({"args": ["x", "y"], "cx": "+", "value": 1}), "x+y+1"),
                 ("double", serde_json::json!({"n": 21}), "42"),
+                ("args", serde_json::json!({"value": "v"}), "v"),
+                ("cx", serde_json::json!({}), "cx"),
             ] {
                 let call = ToolCall::new("c", name, args);
                 let prepared = tools.prepare(&call).expect("in the set").expect("valid");
