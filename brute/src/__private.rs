@@ -118,6 +118,13 @@ pub mod v1 {
     #[cfg(feature = "tools")]
     pub use serde_json::Value;
 
+    /// The context, passed on to a `#[tool]` fn. Not generic, so that a parameter of
+    /// another type named `ToolContext` is reported at that parameter.
+    #[cfg(feature = "tools")]
+    pub fn context(cx: &ToolContext) -> &ToolContext {
+        cx
+    }
+
     /// What `#[tool(schema = ..)]` takes. It lives at `brute::tools::ExactSchema`, so a
     /// wrong schema's error names that path.
     #[cfg(feature = "tools")]

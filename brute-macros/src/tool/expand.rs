@@ -8,7 +8,7 @@
 //! are `Span::mixed_site()`, so they cannot capture or shadow a user's name. Every
 //! runtime path goes through `<crate>::__private::v1`.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, LitStr, Signature};
@@ -52,8 +52,10 @@ pub(crate) fn expand(tool: &Tool<'_>) -> TokenStream {
             quote!(#args.#ident)
         }
         Param::Context(span) => {
-            let cx = Ident::new("cx", Span::mixed_site().located_at(*span));
-            quote!(#cx)
+            // An expression shown at the parameter's type, so that a type that is named
+            // `ToolContext` but is not brute's is reported there.
+            let private = respan(private.clone(), *span);
+            quote_spanned!(*span=> #private::context(#cx))
         }
     });
     let (prefix, call) = match &tool.form {
@@ -88,11 +90,22 @@ pub(crate) fn expand(tool: &Tool<'_>) -> TokenStream {
         }
     });
     // A result that is not a tool's output is reported at the return type.
-    let out_span = tool.output.span();
-    let value = Ident::new("value", Span::mixed_site().located_at(out_span));
-    let error = Ident::new("error", Span::mixed_site().located_at(out_span));
+    let out_span = match tool.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => Span::call_site(),
+    };
+    // The arms' bindings see no user token, so they can carry the return type's span
+    // with its hygiene: an error converting them is shown there.
+    let value = Ident::new("value", out_span);
+    let error = Ident::new("error", out_span);
     let ok = quote_spanned!(out_span=> ::core::convert::Into::into(#value));
     let err = quote_spanned!(out_span=> ::core::convert::Into::into(#error));
+    let result = quote_spanned! {out_span=>
+        match #call.await {
+            ::core::result::Result::Ok(#value) => ::core::result::Result::Ok(#ok),
+            ::core::result::Result::Err(#error) => ::core::result::Result::Err(#err),
+        }
+    };
     let args_doc = format!("Arguments of the `{}` tool.", name.value());
 
     quote! {
@@ -127,10 +140,7 @@ pub(crate) fn expand(tool: &Tool<'_>) -> TokenStream {
                 ) -> ::core::result::Result<#private::ToolOutput, #private::ToolError> {
                     let _ = &#args;
                     let _ = #cx;
-                    match #call.await {
-                        ::core::result::Result::Ok(#value) => ::core::result::Result::Ok(#ok),
-                        ::core::result::Result::Err(#error) => ::core::result::Result::Err(#err),
-                    }
+                    #result
                 }
             }
         };
@@ -239,6 +249,24 @@ fn fallback_impl(
             }
         };
     }
+}
+
+/// `tokens`, every one of them shown at `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
 }
 
 /// `<crate>::__private::v1`.
