@@ -42,6 +42,7 @@ pass! {
     agent_sixty_four_layers => "ui/agent/pass/sixty_four_layers.rs",
     derive_default_type => "ui/derive/pass/default_type.rs",
     derive_user_middleware_rules => "ui/derive/pass/user_middleware_rules.rs",
+    tool_call_as_written => "ui/tool/pass/call_as_written.rs",
     tool_method_with_state => "ui/tool/pass/method_with_state.rs",
     tool_stages_in_order => "ui/tool/pass/stages_in_order.rs",
 }

@@ -118,22 +118,15 @@ pub mod v1 {
     #[cfg(feature = "tools")]
     pub use serde_json::Value;
 
-    /// What `#[tool(schema = ..)]` takes: a JSON Schema as a `serde_json::Value`.
+    /// The context, passed on to a `#[tool]` fn. Not generic, so that a parameter of
+    /// another type named `ToolContext` is reported at that parameter.
     #[cfg(feature = "tools")]
-    #[diagnostic::on_unimplemented(
-        message = "`#[tool(schema = ..)]` takes a JSON Schema as a `serde_json::Value`, not `{Self}`",
-        label = "not a `serde_json::Value`",
-        note = "write the schema with `serde_json::json!({{ \"type\": \"object\", .. }})` or call a fn returning a `serde_json::Value`"
-    )]
-    pub trait ExactSchema {
-        /// The schema.
-        fn into_schema(self) -> Value;
+    pub fn context(cx: &ToolContext) -> &ToolContext {
+        cx
     }
 
+    /// What `#[tool(schema = ..)]` takes. It lives at `brute::tools::ExactSchema`, so a
+    /// wrong schema's error names that path.
     #[cfg(feature = "tools")]
-    impl ExactSchema for Value {
-        fn into_schema(self) -> Value {
-            self
-        }
-    }
+    pub use crate::tools::ExactSchema;
 }

@@ -174,10 +174,18 @@ pub use stop::{ExitReason, StopReason};
 
 /// Turns an async fn into a [`Tool`](tools::Tool): the fn's doc comment is the description, its
 /// parameters are the arguments (their doc comments describe them in the schema), and
-/// one parameter of reference type receives the [`ToolContext`](tools::ToolContext).
+/// the parameter of type `&ToolContext` (under any name, written `&ToolContext` or with
+/// a path such as `&brute::tools::ToolContext`) receives the
+/// [`ToolContext`](tools::ToolContext).
 ///
-/// `#[tool] async fn read_lines(..)` generates the unit struct `ReadLines` (the tool)
-/// and `ReadLinesArgs` (deriving `Deserialize` and `JsonSchema`). The fn returns
+/// Arguments are deserialised from the model's JSON, so they are owned: a `&str`,
+/// `&[T]` or `&Path` parameter is a compile error naming the type to take instead
+/// (`String`, `Vec<T>`, `PathBuf`).
+///
+/// `#[tool] async fn read_lines(..)` keeps the fn as written (call it, test it) and
+/// generates the unit struct `ReadLines`, the tool. Its arguments' struct (deriving
+/// `Deserialize` and `JsonSchema`) is `<ReadLines as Tool>::Args`, defined out of
+/// the way of the user's names. The fn returns
 /// `Result<T, E>` with `T: Into<ToolOutput>` (`String`, `&str`, `serde_json::Value`)
 /// and `E: Into<ToolError>` (`ToolError`, `String`, `&str`).
 ///
@@ -189,7 +197,7 @@ pub use stop::{ExitReason, StopReason};
 ///
 /// A tool with state (a pool, a client, a counter) is a struct with `#[tool]` on an
 /// `impl` block holding one `async fn name(&self, ..)`: the struct is the tool, the
-/// method's name is its name and `pub struct NameArgs` its arguments. Calls may run at
+/// method's name is its name and its parameters the arguments. Calls may run at
 /// the same time, so state that changes sits behind an atomic or a lock:
 ///
 /// ```
@@ -235,6 +243,13 @@ pub use stop::{ExitReason, StopReason};
 /// assert_eq!(specs[0].name, "word_count");
 /// assert_eq!(specs[0].description, "Counts the words of a text.");
 /// assert_eq!(specs[0].parameters["required"], serde_json::json!(["text"]));
+///
+/// // The fn is still there as written: a test calls it with a context of its own.
+/// let dir = std::env::temp_dir();
+/// let cx = ToolContext::new(&dir).expect("a context");
+/// let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+/// let count = runtime.block_on(word_count("a bb ccc".into(), 1, &cx)).expect("a count");
+/// assert_eq!(count, "2");
 /// ```
 #[cfg(feature = "tools")]
 pub use brute_macros::tool;

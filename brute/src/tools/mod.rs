@@ -98,7 +98,7 @@ pub use secrets::{Redactions, Secrets};
 pub use set::{
     Bound, BoxFuture, DynCall, DynTool, NoCall, PreparedCall, Registry, ToolSet, calls, prepare,
 };
-pub use tool::{Tool, ToolOutput, schema_for};
+pub use tool::{ExactSchema, Tool, ToolOutput, schema_for};
 pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, OutputDir, Truncation, truncate};
 pub use undo::SnapshotStore;
 /// The crates tool arguments derive from, re-exported so that a hand-written tool needs

@@ -124,6 +124,29 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
+/// What `#[tool(schema = expr)]` takes: a JSON Schema as a `serde_json::Value`.
+///
+/// Implemented for `Value` only; it exists so that a schema of another type (a string
+/// holding JSON, a struct) is an error at the `schema = ..` key that says what to write.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool(schema = ..)]` takes a JSON Schema as a `serde_json::Value`, not `{Self}`",
+    label = "not a `serde_json::Value`",
+    note = "write the schema with `serde_json::json!({{ \"type\": \"object\", .. }})` or call a fn returning a `serde_json::Value`"
+)]
+pub trait ExactSchema {
+    /// The schema.
+    fn into_schema(self) -> Value;
+}
+
+// Not listed in a wrong schema's error: its path there is that of a re-export deep in
+// schemars, not `serde_json::Value`, which the note names.
+#[diagnostic::do_not_recommend]
+impl ExactSchema for Value {
+    fn into_schema(self) -> Value {
+        self
+    }
+}
+
 /// The JSON Schema of `T` as tools advertise it: draft-07 with subschemas inlined, and
 /// without the `$schema` and `title` keys that model APIs do not want.
 pub fn schema_for<T: JsonSchema>() -> Value {
