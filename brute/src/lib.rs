@@ -148,7 +148,7 @@ pub mod prelude;
 pub mod providers;
 mod scripted;
 pub mod session;
-mod stack;
+pub mod stack;
 mod stop;
 pub mod stream;
 pub mod structured;
