@@ -8,45 +8,19 @@
 pub mod v1 {
     //! Version 1 of the contract between the macros and the runtime.
 
-    use std::future::Future;
-
     use crate::agent::Agent as AgentType;
-    use crate::env::Env;
-    use crate::error::Error;
-    use crate::model::{EnvFn, Reply};
 
     pub use crate::agent::Agent;
-    pub use crate::handler::{
-        Fallback, Handler, IsHandler, NotAHandler, UseLine, handler_fn,
+    pub use crate::handler::{Fallback, Handler, IsHandler, NotAHandler, UseLine, handler_fn};
+    pub use crate::model::{
+        AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, terminal_async,
+        terminal_fn,
     };
-    pub use crate::model::{AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal};
     pub use crate::stack::{
         Check, IsMiddleware, Kind, KindInfo, Layer, Middleware, MissingOption, NoApp,
         NotAMiddleware, NotMiddleware, Placement, Probe, Rule, Sealed, TypeProbe, Wraps,
         placement_error, placement_of,
     };
-
-    /// `run |env| ..;`: the closure's signature spelled out, so that rustc can infer
-    /// the type of `env`.
-    pub fn terminal_fn<F, Fut, R>(f: F) -> FnTerminal<F>
-    where
-        F: Fn(&Env) -> Fut + Send + Sync,
-        Fut: Future<Output = Result<R, Error>> + Send,
-        R: Reply,
-    {
-        FnTerminal::new(f)
-    }
-
-    /// `run async |env| ..;` (and `run |env| async { .. }`, rewritten to it): the
-    /// closure's future may borrow the env. The `AsyncFn` bound gives rustc the type
-    /// of `env`; `EnvFn` gives the future's `Send`.
-    pub fn terminal_async<F, R>(f: F) -> AsyncFnTerminal<F>
-    where
-        F: AsyncFn(&Env) -> Result<R, Error> + for<'a> EnvFn<'a>,
-        R: Reply,
-    {
-        AsyncFnTerminal::new(f)
-    }
 
     /// `run handler;` in `pipeline!`.
     pub fn handler<H>(handler: H) -> H {
@@ -85,22 +59,7 @@ pub mod v1 {
     #[cfg(feature = "tools")]
     pub use serde_json::Value;
 
-    /// What `#[tool(schema = ..)]` takes: a JSON Schema as a `serde_json::Value`.
+    /// What `#[tool(schema = ..)]` takes.
     #[cfg(feature = "tools")]
-    #[diagnostic::on_unimplemented(
-        message = "`#[tool(schema = ..)]` takes a JSON Schema as a `serde_json::Value`, not `{Self}`",
-        label = "not a `serde_json::Value`",
-        note = "write the schema with `serde_json::json!({{ \"type\": \"object\", .. }})` or call a fn returning a `serde_json::Value`"
-    )]
-    pub trait ExactSchema {
-        /// The schema.
-        fn into_schema(self) -> Value;
-    }
-
-    #[cfg(feature = "tools")]
-    impl ExactSchema for Value {
-        fn into_schema(self) -> Value {
-            self
-        }
-    }
+    pub use crate::model::ExactSchema;
 }

@@ -15,8 +15,8 @@
 //! Declare kinds of your own with [`kind!`](crate::kind!).
 
 pub use crate::stack::Kind;
-use crate::stack::placement::{Check, KindInfo, Rule};
 use crate::stack::Sealed;
+use crate::stack::placement::{Check, KindInfo, Rule};
 
 /// Declares placement kinds for your own middleware.
 ///

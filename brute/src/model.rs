@@ -11,6 +11,9 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::Message;
+#[cfg(feature = "tools")]
+#[doc(hidden)]
+pub use crate::tool::ExactSchema;
 pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
@@ -379,4 +382,28 @@ impl<M> NotAModel<M> for RunLine<M> {
     {
         crate::handler::Fallback
     }
+}
+
+/// `run |env| ..;` in `brute_agent!`: the closure's signature spelled out, so that
+/// rustc can infer the type of `env`.
+#[doc(hidden)]
+pub fn terminal_fn<F, Fut, R>(f: F) -> FnTerminal<F>
+where
+    F: Fn(&Env) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<R, Error>> + Send,
+    R: Reply,
+{
+    FnTerminal::new(f)
+}
+
+/// `run async |env| ..;` (and `run |env| async { .. }`, rewritten to it): the
+/// closure's future may borrow the env. The `AsyncFn` bound gives rustc the type of
+/// `env`; `EnvFn` gives the future's `Send`.
+#[doc(hidden)]
+pub fn terminal_async<F, R>(f: F) -> AsyncFnTerminal<F>
+where
+    F: AsyncFn(&Env) -> Result<R, Error> + for<'a> EnvFn<'a>,
+    R: Reply,
+{
+    AsyncFnTerminal::new(f)
 }

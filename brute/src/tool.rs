@@ -28,3 +28,23 @@ impl ToolSpec {
         }
     }
 }
+
+/// What `#[tool(schema = ..)]` takes: a JSON Schema as a `serde_json::Value`.
+#[cfg(feature = "tools")]
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`#[tool(schema = ..)]` takes a JSON Schema as a `serde_json::Value`, not `{Self}`",
+    label = "not a `serde_json::Value`",
+    note = "write the schema with `serde_json::json!({{ \"type\": \"object\", .. }})` or call a fn returning a `serde_json::Value`"
+)]
+pub trait ExactSchema {
+    /// The schema.
+    fn into_schema(self) -> serde_json::Value;
+}
+
+#[cfg(feature = "tools")]
+impl ExactSchema for serde_json::Value {
+    fn into_schema(self) -> serde_json::Value {
+        self
+    }
+}

@@ -241,8 +241,8 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let layers = stack.uses.iter().enumerate().rev().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let depth = total - index;
-        let boxed = box_after(depth, total)
-            .then(|| quote! { let #app = #private::Boxed::new(#app); });
+        let boxed =
+            box_after(depth, total).then(|| quote! { let #app = #private::Boxed::new(#app); });
         let span = last_segment_span(&line.path);
         let layer = quote_spanned! {span=> #private::layer };
         let built = match flavor {
@@ -260,7 +260,10 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
             #boxed
         }
     });
-    let names = stack.uses.iter().map(|line| path_text(&bare_path(&line.path)));
+    let names = stack
+        .uses
+        .iter()
+        .map(|line| path_text(&bare_path(&line.path)));
     let finish = match flavor {
         Flavor::Agent => quote! { #private::agent(#app, &[#(#names),*]) },
         Flavor::Pipeline => quote! { #app },

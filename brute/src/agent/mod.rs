@@ -212,10 +212,11 @@ impl<S: Handler<Env>> Agent<S> {
                 many.join("`, `")
             ),
         };
-        Err(Error::layer(
-            layers.first().copied().unwrap_or("brute_agent!"),
-            message,
-        ))
+        let layer = match layers {
+            [one] => one,
+            _ => "brute_agent!",
+        };
+        Err(Error::layer(layer, message))
     }
 
     /// Whether the last message is a finished answer.

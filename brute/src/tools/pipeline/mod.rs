@@ -20,8 +20,8 @@ use crate::trace::traced;
 
 pub use approval::{Approval, Decision, Timeouts};
 pub use stages::{
-    Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot,
-    ToolValidation, Validate, standard_call_pipeline,
+    Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
+    standard_call_pipeline,
 };
 
 use super::context::ToolContext;
