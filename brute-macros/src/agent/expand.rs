@@ -83,8 +83,8 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     let entries = stack.uses.iter().map(|line| {
         let path = bare_path(&line.path);
         let span = last_segment_span(&path);
-        let probe = quote_spanned! {span=> #path::__brute_probe };
-        quote_spanned! {span=> #krate::__private::v1::placement_of(&#probe) }
+        // Every token of the call at the `use` line, so that the error points there.
+        quote_spanned! {span=> placement_of(&#path::__brute_probe) }
     });
     let checks = stack.uses.iter().enumerate().flat_map(|(index, line)| {
         let span = last_segment_span(&line.path);
@@ -103,6 +103,7 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
         const _: () = {
             #[allow(unused_imports)]
             use #krate::__private::v1::Probe as _;
+            use #krate::__private::v1::placement_of;
             const #table: &[#krate::__private::v1::Placement] = &[#(#entries),*];
             #(#checks)*
         };

@@ -147,6 +147,7 @@ pub trait ToolSet: Send + Sync {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Tool> ToolSet for T {
     type Call<'s> = Bound<'s, T>;
 
