@@ -432,8 +432,8 @@ proptest! {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let mut env = CompactionEnv::new(messages.clone(), target, estimator());
         let ladder = (
-            ToolResults::new((), brute::compaction::ToolResultsOptions::default().keep_recent(keep)),
-            SlidingWindow::new((), brute::compaction::SlidingWindowOptions::default().keep_recent(keep)),
+            brute::stack::Layer::layer(<ToolResults<brute::stack::NoApp> as brute::Middleware>::options().keep_recent(keep), ()),
+            brute::stack::Layer::layer(<SlidingWindow<brute::stack::NoApp> as brute::Middleware>::options().keep_recent(keep), ()),
             Summarize::new(summariser).keep_recent(keep),
         );
         runtime.block_on(ladder.call(&mut env)).unwrap();

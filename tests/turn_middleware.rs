@@ -376,3 +376,77 @@ async fn duplicate_and_empty_tool_call_ids_are_made_unique_before_they_are_store
         .collect();
     assert_eq!(results, ids);
 }
+
+/// Forgets to call its inner app: the turn never reaches the model.
+#[derive(brute::Middleware)]
+struct Forgetful<A> {
+    app: A,
+}
+
+impl<A: brute::Handler<Env>> brute::Handler<Env> for Forgetful<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        env.metadata.insert("forgetful".into(), true.into());
+        Ok(())
+    }
+}
+
+/// Answers from a cache instead of calling its inner app: a turn that is answered.
+#[derive(brute::Middleware)]
+struct Cached<A> {
+    app: A,
+}
+
+impl<A: brute::Handler<Env>> brute::Handler<Env> for Cached<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        env.messages.push(Message::assistant("from the cache"));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_that_never_calls_its_inner_app_fails_the_turn_naming_it() {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: "terse" };
+        use Forgetful;
+        run ScriptedModel::new([Message::assistant("never asked")]);
+    };
+    let error = agent.start("go").await.unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("`Forgetful`"), "{text}");
+    assert!(text.contains("never reached the model"), "{text}");
+
+    let alone = brute_agent! {
+        use Forgetful;
+        run ScriptedModel::new([Message::assistant("never asked")]);
+    };
+    let error = alone.start("go").await.unwrap_err();
+    assert_eq!(error.layer_name(), Some("Forgetful"));
+    assert!(
+        error
+            .to_string()
+            .contains("`Forgetful` returned without calling its inner app")
+    );
+}
+
+#[tokio::test]
+async fn a_middleware_that_answers_or_exits_without_its_inner_app_ends_the_turn_normally() {
+    let cached = brute_agent! {
+        use Cached;
+        run ScriptedModel::new([]);
+    };
+    let outcome = cached.start("go").await.unwrap();
+    assert_eq!(outcome.stop, StopReason::Completed);
+    assert_eq!(outcome.text(), Some("from the cache"));
+
+    // `MaxIterations` at its limit refuses the pass and says why.
+    let guarded = brute_agent! {
+        use Loop::While { condition: |_env| true };
+        use MaxIterations { max: 0 };
+        run ScriptedModel::new([]);
+    };
+    let outcome = guarded.start("go").await.unwrap();
+    assert!(matches!(
+        outcome.stop,
+        StopReason::Exited(ExitReason::Limit { .. })
+    ));
+}

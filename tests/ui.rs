@@ -22,6 +22,33 @@ fn compile_fail() {
     }
 }
 
+/// The compiler output a user sees names no internals: no `.stderr` under `tests/ui`
+/// mentions the macros' private path, a generated helper or a closure's internal name.
+#[test]
+fn no_stderr_names_internals() {
+    fn visit(dir: &std::path::Path, found: &mut Vec<String>, files: &mut usize) {
+        for entry in std::fs::read_dir(dir).expect("tests/ui is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                visit(&path, found, files);
+            } else if path.extension().is_some_and(|e| e == "stderr") {
+                *files += 1;
+                let text = std::fs::read_to_string(&path).expect("a .stderr file is text");
+                for needle in ["__private", "__brute", "{closure#"] {
+                    if text.contains(needle) {
+                        found.push(format!("{} contains `{needle}`", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let (mut found, mut files) = (Vec::new(), 0);
+    visit(&root, &mut found, &mut files);
+    assert!(files > 0, "no .stderr file under {}", root.display());
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 /// Each pass case as a module of this binary, with a test that runs its `main`.
 macro_rules! pass {
     ($($name:ident => $path:literal,)*) => {$(
@@ -38,6 +65,7 @@ macro_rules! pass {
 
 pass! {
     agent_async_closures => "ui/agent/pass/async_closures.rs",
+    agent_hand_written_middleware => "ui/agent/pass/hand_written_middleware.rs",
     agent_six_layers => "ui/agent/pass/six_layers.rs",
     agent_sixty_four_layers => "ui/agent/pass/sixty_four_layers.rs",
     derive_default_type => "ui/derive/pass/default_type.rs",

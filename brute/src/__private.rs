@@ -8,51 +8,19 @@
 pub mod v1 {
     //! Version 1 of the contract between the macros and the runtime.
 
-    use std::future::Future;
-    use std::pin::Pin;
-
     use crate::agent::Agent as AgentType;
-    use crate::env::Env;
-    use crate::error::Error;
-    use crate::handler::Handler;
-    use crate::model::{EnvFn, Model, Reply};
 
     pub use crate::agent::Agent;
-    pub use crate::handler::handler_fn;
-    pub use crate::model::{AsyncFnTerminal, FnTerminal, Terminal};
-    pub use crate::stack::placement::{
-        Check, KindInfo, Layer, MiddlewareOptions, MissingOption, NOT_A_MIDDLEWARE, NoApp,
-        NotAMiddleware, NotMiddleware, Placement, Rule, Sealed, is_middleware, placement_error,
-        placement_of,
+    pub use crate::handler::{Fallback, Handler, IsHandler, NotAHandler, UseLine, handler_fn};
+    pub use crate::model::{
+        AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, terminal_async,
+        terminal_fn,
     };
-    pub use crate::stack::{Kind, Middleware};
-
-    /// `run model;`
-    pub fn terminal<M: Model>(model: M) -> Terminal<M> {
-        Terminal::new(model)
-    }
-
-    /// `run |env| ..;`: the same as [`terminal`], with the closure's signature spelled
-    /// out so that rustc can infer the type of `env`.
-    pub fn terminal_fn<F, Fut, R>(f: F) -> FnTerminal<F>
-    where
-        F: Fn(&Env) -> Fut + Send + Sync,
-        Fut: Future<Output = Result<R, Error>> + Send,
-        R: Reply,
-    {
-        FnTerminal::new(f)
-    }
-
-    /// `run async |env| ..;` (and `run |env| async { .. }`, rewritten to it): the
-    /// closure's future may borrow the env. The `AsyncFn` bound gives rustc the type
-    /// of `env`; `EnvFn` gives the future's `Send`.
-    pub fn terminal_async<F, R>(f: F) -> AsyncFnTerminal<F>
-    where
-        F: AsyncFn(&Env) -> Result<R, Error> + for<'a> EnvFn<'a>,
-        R: Reply,
-    {
-        AsyncFnTerminal::new(f)
-    }
+    pub use crate::stack::{
+        Check, IsMiddleware, Kind, KindInfo, Layer, Middleware, MissingOption, NoApp,
+        NotAMiddleware, NotMiddleware, Placement, Probe, Rule, Sealed, TypeProbe, Wraps,
+        placement_error, placement_of,
+    };
 
     /// `run handler;` in `pipeline!`.
     pub fn handler<H>(handler: H) -> H {
@@ -64,42 +32,15 @@ pub mod v1 {
         options.layer(app)
     }
 
-    /// The agent around a finished stack.
-    pub fn agent<S>(stack: S) -> AgentType<S> {
-        AgentType::new(stack)
+    /// The agent around a finished stack whose `use` lines are `layers`.
+    pub fn agent<S>(stack: S, layers: &'static [&'static str]) -> AgentType<S> {
+        AgentType::named(stack, layers)
     }
 
     /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
     /// the layout of every nested async block at once. `brute_agent!` puts one every 16
     /// layers.
-    #[derive(Clone, Debug)]
-    pub struct Boxed<H>(H);
-
-    impl<H> Boxed<H> {
-        /// Wraps `inner`.
-        pub fn new(inner: H) -> Self {
-            Boxed(inner)
-        }
-    }
-
-    impl<E: Send, H: Handler<E>> Handler<E> for Boxed<H> {
-        async fn call(&self, env: &mut E) -> Result<(), Error> {
-            let future: Pin<Box<dyn Future<Output = Result<(), Error>> + Send + '_>> =
-                Box::pin(self.0.call(env));
-            future.await
-        }
-    }
-
-    /// What a block with a syntax error expands to beside the error, so that the rest
-    /// of the user's code still type-checks and only the real error is shown.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Fallback;
-
-    impl<E: Send> Handler<E> for Fallback {
-        async fn call(&self, _env: &mut E) -> Result<(), Error> {
-            Err(Error::layer("brute_agent!", "this stack failed to compile"))
-        }
-    }
+    pub use crate::handler::Boxed;
 
     /// See [`Fallback`].
     pub fn fallback_agent() -> AgentType<Fallback> {

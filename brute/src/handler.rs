@@ -83,3 +83,94 @@ where
         (self.f)(env)
     }
 }
+
+/// What a stack line that failed to compile is replaced with, so that its error is
+/// the only one: a handler of every env type. Programs with one never compile, so
+/// its body never runs in practice.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Fallback;
+
+impl<E: Send> Handler<E> for Fallback {
+    async fn call(&self, _env: &mut E) -> Result<(), Error> {
+        Err(Error::layer("brute_agent!", "this stack failed to compile"))
+    }
+}
+
+/// The layer built at one `use` line of `brute_agent!`, checked there (axum's
+/// `#[debug_handler]` is the model): `(&&UseLine::new(layer)).handler_over_inner_layers()`
+/// is the layer itself when it handles [`Env`](crate::Env) over the layers below it
+/// ([`IsHandler`]), and otherwise one error at that line, naming the bound that
+/// failed, and a [`Fallback`] in its place ([`NotAHandler`]).
+#[doc(hidden)]
+pub struct UseLine<H>(std::cell::Cell<Option<H>>);
+
+impl<H> UseLine<H> {
+    /// Holds `layer` for the check.
+    pub fn new(layer: H) -> Self {
+        UseLine(std::cell::Cell::new(Some(layer)))
+    }
+
+    fn take(&self) -> H {
+        match self.0.take() {
+            Some(layer) => layer,
+            None => unreachable!("a `use` line is checked once"),
+        }
+    }
+}
+
+/// The check of a [`UseLine`] that passes.
+#[doc(hidden)]
+pub trait IsHandler {
+    /// The layer.
+    type Layer;
+    /// The layer, unchanged.
+    fn handler_over_inner_layers(&self) -> Self::Layer;
+}
+
+impl<H: Handler<crate::env::Env>> IsHandler for &UseLine<H> {
+    type Layer = H;
+    fn handler_over_inner_layers(&self) -> H {
+        self.take()
+    }
+}
+
+/// The check of a [`UseLine`] that fails: its bound is the error.
+#[doc(hidden)]
+pub trait NotAHandler<H> {
+    /// A [`Fallback`], after the error.
+    fn handler_over_inner_layers(&self) -> Fallback
+    where
+        H: Handler<crate::env::Env>;
+}
+
+impl<H> NotAHandler<H> for UseLine<H> {
+    fn handler_over_inner_layers(&self) -> Fallback
+    where
+        H: Handler<crate::env::Env>,
+    {
+        Fallback
+    }
+}
+
+/// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
+/// the layout of every nested async block at once. `brute_agent!` puts one every 16
+/// layers.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct Boxed<H>(H);
+
+impl<H> Boxed<H> {
+    /// Wraps `inner`.
+    pub fn new(inner: H) -> Self {
+        Boxed(inner)
+    }
+}
+
+impl<E: Send, H: Handler<E>> Handler<E> for Boxed<H> {
+    async fn call(&self, env: &mut E) -> Result<(), Error> {
+        let future: std::pin::Pin<Box<dyn Future<Output = Result<(), Error>> + Send + '_>> =
+            Box::pin(self.0.call(env));
+        future.await
+    }
+}

@@ -15,9 +15,14 @@
 //! Declare kinds of your own with [`kind!`](crate::kind!).
 
 pub use crate::stack::Kind;
-use crate::stack::placement::{Check, KindInfo, Rule, Sealed};
+use crate::stack::Sealed;
+use crate::stack::placement::{Check, KindInfo, Rule};
 
 /// Declares placement kinds for your own middleware.
+///
+/// A kind is named in a derive's `#[middleware(provides = K, inside = K, ..)]` or in a
+/// hand-written [`Placement`](crate::stack::Placement) (`.provides::<K>()`,
+/// `.inside::<K>()`, ..).
 ///
 /// ```
 /// brute::kind! {
@@ -75,35 +80,20 @@ builtin_kind!(
     /// The session log: loads history on the way in, persists it on the way out.
     SessionLog,
     [
-        Rule {
-            check: Check::Outside(<Loop as Kind>::INFO.id),
-            message: "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loop` (rule of kind `SessionLog`). Move the session log above the loop.",
-        },
-        Rule {
-            check: Check::Outside(<Compaction as Kind>::INFO.id),
-            message: "a session log must sit outside compaction, so compaction works on the loaded history and the log persists what survives, but a `use` above it provides `Compaction` (rule of kind `SessionLog`). Move the session log above it.",
-        },
-        Rule {
-            check: Check::Unique,
-            message: "a stack may have only one session log, and a `use` above this one already provides `SessionLog` (rule of kind `SessionLog`). Remove one of them.",
-        },
+        Rule::of_kind::<Loop>(Check::Outside, "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loop` (rule of kind `SessionLog`). Move the session log above the loop."),
+        Rule::of_kind::<Compaction>(Check::Outside, "a session log must sit outside compaction, so compaction works on the loaded history and the log persists what survives, but a `use` above it provides `Compaction` (rule of kind `SessionLog`). Move the session log above it."),
+        Rule::unique_kind("a stack may have only one session log, and a `use` above this one already provides `SessionLog` (rule of kind `SessionLog`). Remove one of them."),
     ]
 );
 
 builtin_kind!(
     /// Context compaction: shrinks the history before a model call.
     Compaction,
-    [Rule {
-        check: Check::Inside(<Loop as Kind>::INFO.id),
-        message: "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loop` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.",
-    }]
+    [Rule::of_kind::<Loop>(Check::Inside, "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loop` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.")]
 );
 
 builtin_kind!(
     /// Tool execution: advertises tools and runs the model's tool calls.
     ToolPipeline,
-    [Rule {
-        check: Check::Inside(<Loop as Kind>::INFO.id),
-        message: "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loop` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.",
-    }]
+    [Rule::of_kind::<Loop>(Check::Inside, "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loop` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.")]
 );

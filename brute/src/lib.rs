@@ -148,7 +148,7 @@ pub mod prelude;
 pub mod providers;
 mod scripted;
 pub mod session;
-mod stack;
+pub mod stack;
 mod stop;
 pub mod stream;
 pub mod structured;
@@ -258,11 +258,17 @@ pub use brute_macros::tool;
 ///
 /// The struct has one field for the inner app, named `app` or marked
 /// `#[middleware(app)]`, whose type is a type parameter. Every other field is an option,
-/// set in `brute_agent!` with `use Name { field: value }`. The derive generates:
+/// set in `brute_agent!` with `use Name { field: value }`. The derive implements the
+/// public contract of [`stack`](mod@stack), the same a hand-written middleware
+/// implements, and writes no item into your module (you may write your own `Name::new`):
 ///
-/// - `NameOptions`, with one setter per option and `Default` from the field defaults;
-/// - `Name::new(app, options)`;
-/// - the placement metadata `brute_agent!` checks at compile time.
+/// - an options type, reached as `Name::options()`, with one method per option and the
+///   field defaults; `use Name { max: 3 }` is `Name::options().max(3)`;
+/// - [`Layer`](stack::Layer) for the options, which wraps an inner app into `Name`;
+/// - [`Middleware`] for `Name<NoApp, ..>` and for the options, with the placement
+///   rules `brute_agent!` checks at compile time;
+/// - [`Wraps`](stack::Wraps) for `Name`: `get_ref`, `get_mut` and `into_inner` of the
+///   inner app.
 ///
 /// Field attributes: `#[middleware(default = expr)]` (otherwise the type's `Default`),
 /// `#[middleware(into)]` (the setter takes `impl Into<T>`), `#[middleware(state)]`
@@ -325,9 +331,15 @@ pub use brute_macros::Middleware;
 /// says "async closure does not implement `Fn`"): capture a reference or clone inside.
 /// `Loop::While { condition }` takes any `Fn(&Env) -> bool`, capturing or not.
 ///
-/// The result is an [`Agent`] over the nested stack type. Option values go to the
-/// setters the derive generated, so an unknown option or a value of the wrong type is
-/// a compile error at that option. Placement rules are checked per `use` line.
+/// The result is an [`Agent`] over the nested stack type. Each option is a method of the
+/// middleware's options, so an unknown option or a value of the wrong type is a compile
+/// error at that option. Each `use` line is checked at its own span: that it names a
+/// middleware, that its placement rules hold, and that the layer it builds is a
+/// [`Handler`] over the layers below it; `run` is checked to be a [`Model`]. Each
+/// mistake is one error at its line. A turn that returns without ever reaching the
+/// model (a middleware that never called its inner app, and answered nothing) fails
+/// with an error naming the layers, rather than ending `Unfinished`.
+/// [`agent::Stack`] builds the same stack without the macro.
 ///
 /// To store agents in structs, the same block can declare a named type: write
 /// `pub type Name<..>;` first, generic arguments of middleware in the paths, and the

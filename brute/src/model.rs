@@ -24,6 +24,7 @@ mod call_ids;
 /// is not entered at all without a persistence layer.
 macro_rules! model_pass {
     ($env:ident, $span:ident, $reply:expr) => {{
+        $env.mark_terminal();
         if $env.persists() {
             traced!($env.persist(), ref $span)?;
         }
@@ -100,7 +101,7 @@ impl Reply for Completion {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the terminal of `brute_agent!`: it is not a model",
     label = "`run` needs a model here",
-    note = "`run` takes a value implementing `brute::Model` (a provider, `ScriptedModel`) or a closure `|env| ..` returning a future of `Result<Message, Error>`"
+    note = "`run` takes a value implementing `brute::Model` (a provider, `ScriptedModel`) or a closure `|env| ..` returning a future of `Result<Message, Error>`; a model named by a string is built first: `let model = brute::providers::from_spec(\"openai:gpt-4o-mini\")?;`, then `run model;`"
 )]
 pub trait Model: Send + Sync {
     /// One completion for the conversation in `env`.
@@ -339,4 +340,79 @@ where
         let span = call_span("closure", env);
         model_pass!(env, span, self.f.call_env(env))
     }
+}
+
+/// The value of a `run` line of `brute_agent!`, checked there:
+/// `(&&RunLine::new(value)).terminal()` is its [`Terminal`] when it is a [`Model`]
+/// ([`IsModel`]), and otherwise one error at that line and a
+/// [`Fallback`](crate::handler::Fallback) in its place ([`NotAModel`]).
+#[doc(hidden)]
+pub struct RunLine<M>(std::cell::Cell<Option<M>>);
+
+impl<M> RunLine<M> {
+    /// Holds `value` for the check.
+    pub fn new(value: M) -> Self {
+        RunLine(std::cell::Cell::new(Some(value)))
+    }
+}
+
+/// The check of a [`RunLine`] that passes.
+#[doc(hidden)]
+pub trait IsModel {
+    /// The terminal.
+    type Terminal;
+    /// The terminal over the model.
+    fn terminal(&self) -> Self::Terminal;
+}
+
+impl<M: Model> IsModel for &RunLine<M> {
+    type Terminal = Terminal<M>;
+    fn terminal(&self) -> Terminal<M> {
+        match self.0.take() {
+            Some(model) => Terminal::new(model),
+            None => unreachable!("a `run` line is checked once"),
+        }
+    }
+}
+
+/// The check of a [`RunLine`] that fails: its bound is the error.
+#[doc(hidden)]
+pub trait NotAModel<M> {
+    /// A fallback terminal, after the error.
+    fn terminal(&self) -> crate::handler::Fallback
+    where
+        M: Model;
+}
+
+impl<M> NotAModel<M> for RunLine<M> {
+    fn terminal(&self) -> crate::handler::Fallback
+    where
+        M: Model,
+    {
+        crate::handler::Fallback
+    }
+}
+
+/// `run |env| ..;` in `brute_agent!`: the closure's signature spelled out, so that
+/// rustc can infer the type of `env`.
+#[doc(hidden)]
+pub fn terminal_fn<F, Fut, R>(f: F) -> FnTerminal<F>
+where
+    F: Fn(&Env) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<R, Error>> + Send,
+    R: Reply,
+{
+    FnTerminal::new(f)
+}
+
+/// `run async |env| ..;` (and `run |env| async { .. }`, rewritten to it): the
+/// closure's future may borrow the env. The `AsyncFn` bound gives rustc the type of
+/// `env`; `EnvFn` gives the future's `Send`.
+#[doc(hidden)]
+pub fn terminal_async<F, R>(f: F) -> AsyncFnTerminal<F>
+where
+    F: AsyncFn(&Env) -> Result<R, Error> + for<'a> EnvFn<'a>,
+    R: Reply,
+{
+    AsyncFnTerminal::new(f)
 }

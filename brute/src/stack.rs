@@ -1,40 +1,152 @@
-//! How stacks are put together and checked.
+//! The layer contract: how a stack is put together and where each layer may sit.
 //!
-//! `#[derive(Middleware)]` records where a middleware may sit, and `brute_agent!`
-//! checks each `use` line of a stack against the lines above it (further out) and below
-//! it (further in). A broken rule is a compile error at that line, with a message
-//! naming the layer, the rule and the fix. Rules come from two places:
+//! brute's contract is tower's, over an env instead of a request:
 //!
-//! - the middleware itself: `#[middleware(inside = K, outside = K, requires_inner = K,
-//!   forbids_inner = K, unique)]`;
-//! - the [kinds](mod@crate::kind) it provides (`#[middleware(provides = K)]`): a kind can
-//!   carry rules for every layer that provides it, so a compactor of your own obeys
-//!   the same placement as the built-in one.
+//! - [`Handler<E>`](crate::Handler) (tower's `Service`): what a built layer does with
+//!   the env; a middleware holds its inner app and calls it.
+//! - [`Layer<A>`] (tower's `Layer`): a value (the options) that wraps an inner app
+//!   `A` into the middleware.
+//! - [`Middleware`]: what `use Name { option: value }` in `brute_agent!` finds through
+//!   the bare path `Name`: the options at their defaults and the layer's
+//!   [`Placement`]. Each `option: value` calls the options' method `option(value)`.
 //!
-//! When a layer requires a kind further in (`requires_inner`) and a layer providing
-//! that kind sits further out where its own rules forbid it, only the misplaced layer
-//! is reported, with the advice to move it.
+//! `#[derive(Middleware)]` writes all of it for a struct holding its app and options;
+//! nothing it generates is needed to write a middleware by hand. A hand-written one,
+//! with its own placement rule:
 //!
-//! The machinery that evaluates the rules is private to the macros.
+//! ```
+//! use brute::kind::Loop;
+//! use brute::stack::{Layer, Middleware, NoApp, Placement};
+//! use brute::{Env, Error, Handler, Message, brute_agent, middleware::Loop as LoopLayer};
+//!
+//! /// Counts the passes of a turn in `env.metadata["passes"]`.
+//! pub struct CountPasses<A> {
+//!     app: A,
+//!     key: String,
+//! }
+//!
+//! /// The options of `CountPasses`: its `Layer`.
+//! pub struct CountPassesLayer {
+//!     key: String,
+//! }
+//!
+//! impl CountPassesLayer {
+//!     /// The metadata key (option `key`).
+//!     pub fn key(mut self, key: impl Into<String>) -> Self {
+//!         self.key = key.into();
+//!         self
+//!     }
+//! }
+//!
+//! impl<A> Layer<A> for CountPassesLayer {
+//!     type Output = CountPasses<A>;
+//!     fn layer(self, app: A) -> CountPasses<A> {
+//!         CountPasses { app, key: self.key }
+//!     }
+//! }
+//!
+//! /// What `use CountPasses { .. }` finds.
+//! impl Middleware for CountPasses<NoApp> {
+//!     type Options = CountPassesLayer;
+//!     const PLACEMENT: Placement = Placement::new("CountPasses", module_path!()).inside::<Loop>();
+//!     fn options() -> CountPassesLayer {
+//!         CountPassesLayer { key: "passes".into() }
+//!     }
+//! }
+//!
+//! impl<A: Handler<Env>> Handler<Env> for CountPasses<A> {
+//!     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+//!         env.metadata.insert(self.key.clone(), env.iteration.into());
+//!         self.app.call(env).await
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let agent = brute_agent! {
+//!     use LoopLayer::While { condition: |env| env.iteration < 3 };
+//!     use CountPasses { key: "n" };
+//!     run |_env| async { Ok(Message::assistant("pass")) };
+//! };
+//! assert_eq!(agent.start("go").await?.env.metadata["n"], 3);
+//! # Ok::<(), brute::Error>(()) }).unwrap();
+//! ```
+//!
+//! Placement rules come from two places: the layer's own ([`Placement::inside`],
+//! [`outside`](Placement::outside), [`requires_inner`](Placement::requires_inner),
+//! [`forbids_inner`](Placement::forbids_inner), [`unique`](Placement::unique), or the
+//! derive's `#[middleware(inside = K, ..)]`), and the [kinds](mod@crate::kind) it
+//! [provides](Placement::provides): a kind can carry rules for every layer providing
+//! it, so a compactor of your own obeys the same placement as the built-in one. When a
+//! layer requires a kind further in and a layer providing it sits further out where
+//! its own rules forbid it, only the misplaced layer is reported.
+//!
+//! [`Stack`](crate::agent::Stack) builds the same stack without the macro, for code
+//! that composes stacks generically.
 
 pub(crate) mod placement;
+mod probe;
 
-use placement::{KindInfo, MiddlewareOptions, Sealed};
+pub use placement::Placement;
+#[doc(hidden)]
+pub use placement::{Check, KindInfo, Message, Rule, placement_error};
+#[doc(hidden)]
+pub use probe::{IsMiddleware, NotAMiddleware, NotMiddleware, Probe, TypeProbe, placement_of};
 
-/// A middleware: a struct with `#[derive(Middleware)]`, which is how `brute_agent!`
-/// finds its options from the bare path in `use Name { .. }`.
+/// The supertrait that seals [`Kind`]: only `kind!` implements it.
+#[doc(hidden)]
+pub trait Sealed {}
+
+/// What a `use Name { .. }` line of `brute_agent!` names: a middleware type (its app
+/// slot empty, `Name<NoApp, ..>`) or its options type.
 ///
-/// The derive implements it on the middleware with its app slot empty; you do not
-/// implement it by hand (it is sealed). When a `use` line names a type without it,
-/// `brute_agent!` reports "`Name` is not a middleware" at that line.
+/// It gives the options at their defaults ([`Middleware::options`]) and where the
+/// layer may sit ([`Middleware::PLACEMENT`]). `use Name { max: 3 }` is
+/// `Name::options().max(3)`: each option is a method of the options, so an unknown
+/// option is rustc's "no method named `..`" at that option. The options then build the
+/// layer through [`Layer`].
+///
+/// `#[derive(Middleware)]` implements it; so can you (see the [module](self)).
+/// Implement it on one type per middleware: `Name<NoApp>` (rustc infers the app slot
+/// from that one impl, so `Name::options()` works without naming it).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a middleware",
-    label = "not a middleware: `use` takes a type with `#[derive(Middleware)]`",
-    note = "a middleware is a struct holding its inner app (`app: A`) with `#[derive(brute::Middleware)]`; models and handlers go after `run`"
+    label = "not a middleware: `use` takes a type implementing `brute::Middleware`",
+    note = "a middleware is a struct holding its inner app, with `#[derive(brute::Middleware)]` or an impl of `brute::Middleware`; models and handlers go after `run`"
 )]
-pub trait Middleware: Sealed {
-    /// The options type, as it is before any option is set.
-    type Options: MiddlewareOptions;
+pub trait Middleware {
+    /// The options: a [`Layer`] over the inner app, with one method per option.
+    type Options;
+    /// Where the layer may sit in a stack.
+    const PLACEMENT: Placement;
+    /// The options, each at its default.
+    fn options() -> Self::Options;
+}
+
+/// A value that wraps an inner app into a middleware: tower's `Layer`. The options of
+/// every middleware implement it.
+pub trait Layer<A> {
+    /// The middleware built around `A`.
+    type Output;
+    /// Wraps `app`.
+    fn layer(self, app: A) -> Self::Output;
+}
+
+/// The app slot of a middleware type that names no stack yet: `Name<NoApp>` is what
+/// `use Name` finds (see [`Middleware`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoApp;
+
+/// A middleware's inner app, reached from outside: tower's `get_ref`, `get_mut` and
+/// `into_inner`. `#[derive(Middleware)]` implements it.
+pub trait Wraps {
+    /// The inner app.
+    type Inner;
+    /// The inner app.
+    fn get_ref(&self) -> &Self::Inner;
+    /// The inner app, mutably.
+    fn get_mut(&mut self) -> &mut Self::Inner;
+    /// The inner app, the middleware dropped.
+    fn into_inner(self) -> Self::Inner;
 }
 
 /// A placement kind: a role a layer can provide (`Loop`, `SessionLog`, ..), with rules
@@ -45,3 +157,11 @@ pub trait Kind: Sealed {
     #[doc(hidden)]
     const INFO: KindInfo;
 }
+
+/// The value of a required generic option that was not set. A middleware's `Handler`
+/// impl requires of the option what it needs (`T: ToolSet`), which `MissingOption`
+/// implements for nothing, so a stack that leaves the option out fails at its `use`
+/// line naming `MissingOption`. Optional generic options name their default type
+/// instead (`#[middleware(default_type = T)]`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MissingOption;

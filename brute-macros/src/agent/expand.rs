@@ -4,16 +4,22 @@
 //!
 //! ```text
 //! {
-//!     const _: () = { /* one placement check per `use` line, spanned at its path */ };
-//!     let o0 = Outer::__brute_options();                   // source order
-//!     let o0 = Outer::__brute_option_names().option.set(o0, value);
-//!     let o1 = Inner::__brute_options();
-//!     let app = terminal(run_expr);
-//!     let app = layer(o1, app);                           // innermost first
-//!     let app = layer(o0, app);
-//!     agent(app)
+//!     const _: () = { /* the placement table, then one check per `use` line, spanned at its path */ };
+//!     let o0 = (&&Outer::__brute_probe()).options();      // source order
+//!     let o0 = o0.option(value);                          // one method per option
+//!     let o1 = (&&Inner::__brute_probe()).options();
+//!     let app = (&&RunLine::new(run_expr)).terminal();    // checked at `run`
+//!     let app = (&&UseLine::new(layer(o1, app))).handler_over_inner_layers();
+//!     let app = (&&UseLine::new(layer(o0, app))).handler_over_inner_layers();
+//!     agent(app, &["Outer", "Inner"])
 //! }
 //! ```
+//!
+//! Each check is a method call resolved by autoref (the `&&` picks the impl for a
+//! middleware, a model, a handler; one `&` less, the fallback), spanned at the
+//! user's token: a mistake is one error at its own line, and the fallback values
+//! keep the rest of the block from failing again (axum's `#[debug_handler]` is the
+//! model).
 //!
 //! Every `BOX_EVERY` layers (counted from the terminal) the stack is wrapped in
 //! `Boxed`, which boxes that layer's future: rustc computes the layout of nested async
@@ -60,7 +66,7 @@ pub(crate) fn expand(stack: &Stack<'_>, flavor: Flavor) -> TokenStream {
 }
 
 /// The path as written, without generic arguments on its last segment, for use in
-/// expression position (`SessionLog::__brute_options()`).
+/// expression position (`SessionLog::__brute_probe()`).
 fn bare_path(path: &Path) -> Path {
     let mut path = path.clone();
     if let Some(last) = path.segments.last_mut() {
@@ -72,23 +78,13 @@ fn bare_path(path: &Path) -> Path {
 fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     let krate = stack.krate;
     let table = format_ident!("__BRUTE_STACK");
+    // A type that is not a middleware is reported here, once, at its `use` line, by
+    // the `on_unimplemented` of `Middleware` (`placement_of` requires it).
     let entries = stack.uses.iter().map(|line| {
         let path = bare_path(&line.path);
-        quote_spanned! {last_segment_span(&path)=> #krate::__private::v1::placement_of(&#path::__brute_options) }
-    });
-    // A type that is not a middleware gets the placement `NOT_A_MIDDLEWARE` from the
-    // blanket `NotMiddleware` probe, and one error here, at its `use` line.
-    let not_middleware = stack.uses.iter().enumerate().map(|(index, line)| {
-        let span = last_segment_span(&line.path);
-        let message = format!(
-            "`{}` is not a middleware: `use` takes a struct with `#[derive(Middleware)]` that wraps the rest of the stack; a model or a handler goes after `run`",
-            path_text(&line.path)
-        );
-        quote_spanned! {span=>
-            const _: () = if !#krate::__private::v1::is_middleware(#table, #index) {
-                ::core::panic!(#message)
-            };
-        }
+        let span = last_segment_span(&path);
+        // Every token of the call at the `use` line, so that the error points there.
+        quote_spanned! {span=> placement_of(&#path::__brute_probe) }
     });
     let checks = stack.uses.iter().enumerate().flat_map(|(index, line)| {
         let span = last_segment_span(&line.path);
@@ -98,7 +94,7 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
                 const _: () = if let ::core::option::Option::Some(message) =
                     #krate::__private::v1::placement_error(#table, #index, #nth)
                 {
-                    ::core::panic!("{}", message)
+                    ::core::panic!("{}", message.as_str())
                 };
             }
         })
@@ -106,9 +102,9 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     quote! {
         const _: () = {
             #[allow(unused_imports)]
-            use #krate::__private::v1::NotMiddleware as _;
+            use #krate::__private::v1::Probe as _;
+            use #krate::__private::v1::placement_of;
             const #table: &[#krate::__private::v1::Placement] = &[#(#entries),*];
-            #(#not_middleware)*
             #(#checks)*
         };
     }
@@ -192,27 +188,30 @@ fn run_span(stack: &Stack<'_>) -> Span {
 
 fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenStream {
     let krate = stack.krate;
+    let private = quote! { #krate::__private::v1 };
     // Locals get one span, so that hygiene sees the same name wherever they appear.
     let app = format_ident!("__brute_app");
     let options = stack.uses.iter().enumerate().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let path = bare_path(&line.path);
-        // Each option is set through its field in `Name::__brute_option_names()`, so
-        // an unknown option is rustc's "no field" error listing the available ones.
+        let span = last_segment_span(&path);
+        // Each option is a method of the options, so an unknown option is rustc's
+        // "no method named `..`" at that option, and a value of the wrong type is
+        // reported at the value.
         let setters = line.options.iter().flat_map(|o| &o.fields).map(|field| {
             let name = &field.name;
             let value = match &field.value {
                 Some(value) => quote! { #value },
                 None => quote! { #name },
             };
-            let set = quote_spanned! {name.span()=> #path::__brute_option_names().#name.set };
             quote! {
-                let #var = #set(#var, #value);
+                let #var = #var.#name(#value);
             }
         });
-        let start = quote_spanned! {last_segment_span(&path)=> #path::__brute_options() };
+        let probe = quote_spanned! {span=> #path::__brute_probe() };
+        let options = quote_spanned! {span=> (&&#probe).options() };
         quote! {
-            let #var = #start;
+            let #var = #options;
             #(#setters)*
         }
     });
@@ -221,42 +220,59 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let terminal = match (flavor, is_closure(run_tokens)) {
         (Flavor::Agent, true) => match run_closure(run_tokens) {
             RunClosure::Async(closure) => {
-                quote_spanned! {span=> #krate::__private::v1::terminal_async(#closure) }
+                quote_spanned! {span=> #private::terminal_async(#closure) }
             }
             RunClosure::Plain => {
-                quote_spanned! {span=> #krate::__private::v1::terminal_fn(#run_tokens) }
+                quote_spanned! {span=> #private::terminal_fn(#run_tokens) }
             }
         },
         (Flavor::Agent, false) => {
-            quote_spanned! {span=> #krate::__private::v1::terminal(#run_tokens) }
+            let line = quote_spanned! {span=> #private::RunLine::new(#run_tokens) };
+            let terminal = quote_spanned! {span=> terminal };
+            quote! { (&&#line).#terminal() }
         }
         (Flavor::Pipeline, true) => {
-            quote_spanned! {span=> #krate::__private::v1::handler_fn(#run_tokens) }
+            quote_spanned! {span=> #private::handler_fn(#run_tokens) }
         }
         (Flavor::Pipeline, false) => {
-            quote_spanned! {span=> #krate::__private::v1::handler(#run_tokens) }
+            quote_spanned! {span=> #private::handler(#run_tokens) }
         }
     };
     let total = stack.uses.len();
     let layers = stack.uses.iter().enumerate().rev().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let depth = total - index;
-        let boxed = box_after(depth, total)
-            .then(|| quote! { let #app = #krate::__private::v1::Boxed::new(#app); });
-        let layer = quote_spanned! {last_segment_span(&line.path)=> #krate::__private::v1::layer };
+        let boxed =
+            box_after(depth, total).then(|| quote! { let #app = #private::Boxed::new(#app); });
+        let span = last_segment_span(&line.path);
+        let layer = quote_spanned! {span=> #private::layer };
+        let built = match flavor {
+            // The layer built here handles the env over the layers below it, or this
+            // line is the error.
+            Flavor::Agent => {
+                let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #app)) };
+                let check = quote_spanned! {span=> handler_over_inner_layers };
+                quote! { (&&#line).#check() }
+            }
+            Flavor::Pipeline => quote! { #layer(#var, #app) },
+        };
         quote! {
-            let #app = #layer(#var, #app);
+            let #app = #built;
             #boxed
         }
     });
+    let names = stack
+        .uses
+        .iter()
+        .map(|line| path_text(&bare_path(&line.path)));
     let finish = match flavor {
-        Flavor::Agent => quote! { #krate::__private::v1::agent(#app) },
+        Flavor::Agent => quote! { #private::agent(#app, &[#(#names),*]) },
         Flavor::Pipeline => quote! { #app },
     };
     quote! {{
         #checks
         #[allow(unused_imports)]
-        use #krate::__private::v1::NotMiddleware as _;
+        use #private::{IsHandler as _, IsMiddleware as _, IsModel as _, NotAHandler as _, NotAModel as _, NotMiddleware as _, Probe as _};
         #(#options)*
         let #app = #terminal;
         #(#layers)*

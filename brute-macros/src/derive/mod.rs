@@ -1,10 +1,11 @@
 //! `#[derive(Middleware)]`: [`parse`] the struct's attributes, [`validate`] them into a
-//! model, [`expand`] the model into the options type, the constructor, the `Layer` impl
-//! and the placement metadata.
+//! model, [`expand`] the model into impls of brute's public contract (the options type,
+//! its `Layer` impl, `Middleware` with the placement, `Wraps`), all inside one
+//! `const _` scope.
 //!
-//! On errors, every error found is reported, beside [`expand::fallback`]: the items
-//! the user's other code names (`NameOptions`, `Name::new`, the middleware impl), so
-//! that one mistake gives one error and not a cascade.
+//! On errors, every error found is reported, beside [`expand::fallback`]: what
+//! `brute_agent!` reaches through `use Name { .. }`, so that one mistake gives one
+//! error and not a cascade.
 
 mod expand;
 mod parse;

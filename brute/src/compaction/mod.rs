@@ -27,13 +27,10 @@ mod pipeline;
 mod strategies;
 mod tokens;
 
-pub use pipeline::{
-    Compactor, DefaultCompactionPipeline, DefaultCompactionPipelineOptions, DefaultLadder,
-    NoSummariser, Trigger,
-};
+pub use pipeline::{Compactor, DefaultCompactionPipeline, DefaultLadder, NoSummariser, Trigger};
 pub use strategies::{
-    SUMMARY_PROMPT, SlidingWindow, SlidingWindowOptions, Strategy, Summarize, Summary, ToolResults,
-    ToolResultsOptions, blocks, is_well_paired,
+    SUMMARY_PROMPT, SlidingWindow, Strategy, Summarize, Summary, ToolResults, blocks,
+    is_well_paired,
 };
 pub use tokens::{Heuristic, SharedEstimator, TokenCache, TokenEstimator, conversation_tokens};
 

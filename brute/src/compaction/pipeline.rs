@@ -62,7 +62,7 @@ impl Default for Trigger {
 /// # let _ = agent;
 /// ```
 ///
-/// # Options ([`DefaultCompactionPipelineOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|

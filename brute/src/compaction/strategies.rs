@@ -118,7 +118,7 @@ fn removable(
 /// placeholder naming the tool and the original size, oldest first, until the
 /// conversation is under target. Free: no model call.
 ///
-/// # Options ([`ToolResultsOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|
@@ -134,7 +134,8 @@ pub struct ToolResults<A> {
 
 impl Default for ToolResults<()> {
     fn default() -> Self {
-        ToolResults::new((), ToolResultsOptions::default())
+        use crate::stack::{Layer, Middleware};
+        ToolResults::options().layer(())
     }
 }
 
@@ -185,7 +186,7 @@ const PLACEHOLDER_PREFIX: &str = "[compacted:";
 /// target. Keeps the system messages, the first user message (the task), the latest
 /// user message and the last `keep_recent` blocks. Free: no model call.
 ///
-/// # Options ([`SlidingWindowOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|
@@ -201,7 +202,8 @@ pub struct SlidingWindow<A> {
 
 impl Default for SlidingWindow<()> {
     fn default() -> Self {
-        SlidingWindow::new((), SlidingWindowOptions::default())
+        use crate::stack::{Layer, Middleware};
+        SlidingWindow::options().layer(())
     }
 }
 

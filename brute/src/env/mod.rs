@@ -70,6 +70,8 @@ pub struct Env {
     pub extensions: Extensions,
     listeners: Option<Arc<Listeners>>,
     capture_content: bool,
+    /// Whether a model terminal ran this turn (see `Agent`'s check).
+    reached_terminal: bool,
     // Boxed: an env without a persistence layer stays small, and it moves every turn.
     persist: Option<Box<Persisting>>,
 }
@@ -94,6 +96,24 @@ impl Env {
             capture_content: capture,
             ..Self::default()
         }
+    }
+
+    /// Forgets that a terminal ran: a turn starts.
+    #[inline]
+    pub(crate) fn reset_terminal(&mut self) {
+        self.reached_terminal = false;
+    }
+
+    /// Records that a model terminal ran.
+    #[inline]
+    pub(crate) fn mark_terminal(&mut self) {
+        self.reached_terminal = true;
+    }
+
+    /// Whether a model terminal ran since the turn started.
+    #[inline]
+    pub(crate) fn reached_terminal(&self) -> bool {
+        self.reached_terminal
     }
 
     /// Sends `event` to the handlers registered with [`Agent::on`](crate::Agent::on).

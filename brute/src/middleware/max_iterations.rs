@@ -32,7 +32,7 @@ pub enum LimitMode {
 /// wants another one, the turn ends instead (every tool call of that pass answered, so
 /// no call dangles), and `env.iteration` is the number of passes made.
 ///
-/// # Options ([`MaxIterationsOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|

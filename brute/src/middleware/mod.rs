@@ -6,9 +6,9 @@ mod system_prompt;
 mod turn_loop;
 
 pub use crate::session::{
-    INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionLogOptions, SessionPath,
+    INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionPath,
 };
-pub use max_iterations::{LimitMode, MaxIterations, MaxIterationsOptions};
-pub use retry::{Retry, RetryOptions};
-pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt, SystemPromptOptions};
+pub use max_iterations::{LimitMode, MaxIterations};
+pub use retry::Retry;
+pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};
 pub use turn_loop::Loop;

@@ -50,7 +50,7 @@ use crate::handler::Handler;
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
 ///
-/// # Options ([`RetryOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|

@@ -215,7 +215,7 @@ impl fmt::Debug for Prompt {
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
 ///
-/// # Options ([`SystemPromptOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|

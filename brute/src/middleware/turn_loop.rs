@@ -37,7 +37,7 @@ pub mod Loop {
     /// Needs a tool pipeline inside it (a layer that provides
     /// [`kind::ToolPipeline`](crate::kind::ToolPipeline)), checked at compile time.
     ///
-    /// # Options ([`ToolResultOptions`])
+    /// # Options
     ///
     /// None: `use Loop::ToolResult;`. For another condition, use [`While`].
     #[derive(crate::Middleware, Debug, Clone)]
@@ -53,7 +53,7 @@ pub mod Loop {
 
     /// Re-runs the inner stack while `condition` holds.
     ///
-    /// # Options ([`WhileLoopOptions`])
+    /// # Options
     ///
     /// | option | type | default |
     /// |---|---|---|

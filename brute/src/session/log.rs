@@ -105,7 +105,7 @@ use crate::trace::traced;
 /// # }
 /// ```
 ///
-/// # Options ([`SessionLogOptions`])
+/// # Options
 ///
 /// Set in `brute_agent!` as `use SessionLog { path: "chat.jsonl", sync: false };`;
 /// omitted options keep their defaults.

@@ -38,7 +38,7 @@ pub use copy::copy_sessions;
 pub use error::SessionError;
 pub use file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
-pub use log::{SessionId, SessionLog, SessionLogOptions, SessionPath};
+pub use log::{SessionId, SessionLog, SessionPath};
 pub use pending::ABANDONED_APPROVAL;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgLease, PostgresStore};

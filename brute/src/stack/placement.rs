@@ -1,87 +1,21 @@
-//! The placement machinery behind `brute_agent!`'s compile-time checks: the metadata
-//! `#[derive(Middleware)]` records for each middleware, and the `const fn`s the
-//! generated code evaluates per `use` line.
+//! Where a layer may sit: [`Placement`], built with `const fn`s from the kinds a
+//! layer provides and the rules it declares, and the `const fn`s that check one `use`
+//! line of a stack against the lines around it and write the message of a broken rule.
 //!
-//! Nothing here is public API. The macros reach it through `brute::__private::v1`,
-//! and it may change in any release that bumps that version.
+//! A hand-written middleware and `#[derive(Middleware)]` build the same value, so the
+//! same misplacement gives the same message whichever way the layer was written.
 
-/// The supertrait that seals [`Middleware`](super::Middleware) and
-/// [`Kind`](super::Kind): only `#[derive(Middleware)]` and `kind!` implement them.
-pub trait Sealed {}
+use crate::stack::Kind;
 
-/// Options of a middleware, with its placement metadata.
-pub trait MiddlewareOptions {
-    /// Where the middleware may sit in a stack.
-    const PLACEMENT: Placement;
-}
+/// The most kinds one layer can provide.
+const MAX_PROVIDES: usize = 4;
+/// The most rules one layer can declare.
+const MAX_RULES: usize = 8;
+/// The longest message a broken rule produces; longer ones are cut.
+const MESSAGE_CAPACITY: usize = 640;
 
-/// Options that can wrap an inner app into a middleware (tower's `Layer`).
-pub trait Layer<A> {
-    /// The middleware built around `A`.
-    type Output;
-    /// Wraps `app`.
-    fn layer(self, app: A) -> Self::Output;
-}
-
-/// The app slot of a middleware type that names no stack yet: the derive gives
-/// `Name<NoApp, ..>` the hidden constructors `brute_agent!` calls through the bare
-/// path `Name`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoApp;
-
-/// The value of a required generic option that was not set. Nothing is implemented
-/// for it, so a stack that needs the option fails to compile naming `MissingOption`.
-/// Optional generic options name their default type instead
-/// (`#[middleware(default_type = T)]`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MissingOption;
-
-/// What `Name::__brute_options()` finds when `Name` is not a middleware: the blanket
-/// [`NotMiddleware`] impl returns it. Its placement is [`NOT_A_MIDDLEWARE`], which the
-/// line's check reports as "`Name` is not a middleware"; everything else accepts it, so
-/// the mistake gives one error.
-pub struct NotAMiddleware<T: ?Sized>(core::marker::PhantomData<T>);
-
-/// Implemented for every type, so that `Name::__brute_options()` resolves whatever
-/// `Name` is. A middleware's own inherent `__brute_options` takes precedence.
-pub trait NotMiddleware {
-    /// See [`NotAMiddleware`].
-    fn __brute_options() -> NotAMiddleware<Self> {
-        NotAMiddleware(core::marker::PhantomData)
-    }
-
-    /// Resolves `use Name { option: .. }` on a type that is not a middleware; the
-    /// option is then reported as a field `NotAMiddleware` does not have.
-    fn __brute_option_names() -> NotAMiddleware<Self> {
-        NotAMiddleware(core::marker::PhantomData)
-    }
-}
-
-impl<T: ?Sized> NotMiddleware for T {}
-
-/// The placement of a type that is not a middleware: no rules, and an id that
-/// [`is_middleware`] recognises.
-pub const NOT_A_MIDDLEWARE: Placement = Placement {
-    name: "",
-    id: "brute::__private::not_a_middleware",
-    provides: &[],
-    rules: &[],
-};
-
-impl<T: ?Sized> MiddlewareOptions for NotAMiddleware<T> {
-    const PLACEMENT: Placement = NOT_A_MIDDLEWARE;
-}
-
-/// Accepts the inner app unchanged, so a non-middleware is reported once (by
-/// [`placement_of`]), not again where the stack is built.
-impl<T: ?Sized, A> Layer<A> for NotAMiddleware<T> {
-    type Output = A;
-    fn layer(self, app: A) -> A {
-        app
-    }
-}
-
-/// Metadata of a [`Kind`](super::Kind).
+/// Metadata of a [`Kind`], written by [`kind!`](crate::kind!).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct KindInfo {
     /// A unique id: the module path and name.
@@ -92,44 +26,215 @@ pub struct KindInfo {
     pub rules: &'static [Rule],
 }
 
-/// Where one middleware may sit, as the derive records it.
+/// Where one layer may sit in a stack: its name (for messages), the kinds it provides
+/// and its placement rules.
+///
+/// Build it in a `const` with [`Placement::new`] and the rule methods; a rule names a
+/// [kind](mod@crate::kind), built in or declared with [`kind!`](crate::kind!):
+///
+/// ```
+/// use brute::kind::{Loop, ToolPipeline};
+/// use brute::stack::Placement;
+///
+/// const BUDGET: Placement = Placement::new("ToolBudget", module_path!())
+///     .inside::<Loop>()
+///     .requires_inner::<ToolPipeline>()
+///     .unique();
+/// # let _ = BUDGET;
+/// ```
+///
+/// `brute_agent!` checks every `use` line against the lines above it (further out)
+/// and below it (further in); a broken rule is a compile error at that line, naming
+/// the layer, the rule and the fix.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement {
-    /// The middleware's name, for messages.
-    pub name: &'static str,
-    /// A unique id: the module path and name.
-    pub id: &'static str,
-    /// Kinds this middleware provides.
-    pub provides: &'static [KindInfo],
-    /// Rules of this middleware.
-    pub rules: &'static [Rule],
+    name: &'static str,
+    module: &'static str,
+    provides: [Option<KindInfo>; MAX_PROVIDES],
+    rules: [Option<Rule>; MAX_RULES],
 }
 
-/// One placement rule and the message shown when it is broken.
+/// One placement rule: what is checked, about which kind, and the message shown when
+/// it is broken (`None`: the standard message naming the layer, the rule and the fix).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
     /// What is checked.
     pub check: Check,
-    /// The compile error, naming the layer, the rule and the fix.
-    pub message: &'static str,
+    /// The kind the check is about (`None` for [`Check::Unique`] of a layer's own rule).
+    pub kind: Option<(&'static str, &'static str)>,
+    /// A message of its own (the built-in kinds' rules have one).
+    pub message: Option<&'static str>,
 }
 
 /// A placement check, evaluated for one `use` line against the lines around it.
-#[derive(Clone, Copy, Debug)]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
-    /// A layer further out provides this kind.
-    Inside(&'static str),
-    /// No layer further out provides this kind.
-    Outside(&'static str),
-    /// A layer further in provides this kind. Not reported while a layer further out
+    /// A layer further out provides the kind.
+    Inside,
+    /// No layer further out provides the kind.
+    Outside,
+    /// A layer further in provides the kind. Not reported while a layer further out
     /// provides it and is itself misplaced: that layer is the one to move, and its own
     /// error says so.
-    RequiresInner(&'static str),
-    /// No layer further in provides this kind.
-    ForbidsInner(&'static str),
+    RequiresInner,
+    /// No layer further in provides the kind.
+    ForbidsInner,
     /// No layer further out is the same middleware (own rule) or provides the same
     /// kind (kind rule).
     Unique,
+}
+
+impl Rule {
+    /// A kind's rule that at most one layer provides it, with its own message.
+    #[doc(hidden)]
+    pub const fn unique_kind(message: &'static str) -> Rule {
+        Rule {
+            check: Check::Unique,
+            kind: None,
+            message: Some(message),
+        }
+    }
+
+    /// A rule of a kind, with its own message (what the built-in kinds use).
+    #[doc(hidden)]
+    pub const fn of_kind<K: Kind>(check: Check, message: &'static str) -> Rule {
+        Rule {
+            check,
+            kind: Some((K::INFO.id, K::INFO.name)),
+            message: Some(message),
+        }
+    }
+}
+
+impl Placement {
+    /// A layer named `name` in messages (`"Loop::While"`, `"Audit"`), defined in
+    /// `module` (pass `module_path!()`), that provides no kind and may sit anywhere.
+    /// The name and the module together tell two layers apart for [`unique`](Self::unique).
+    pub const fn new(name: &'static str, module: &'static str) -> Self {
+        Placement {
+            name,
+            module,
+            provides: [None; MAX_PROVIDES],
+            rules: [None; MAX_RULES],
+        }
+    }
+
+    /// The layer provides the kind `K`: rules about `K` (its own, and other layers')
+    /// see it, and `K`'s own rules bind it.
+    pub const fn provides<K: Kind>(mut self) -> Self {
+        let mut i = 0;
+        while i < MAX_PROVIDES {
+            if self.provides[i].is_none() {
+                self.provides[i] = Some(K::INFO);
+                return self;
+            }
+            i += 1;
+        }
+        panic!("a layer can provide at most 4 kinds")
+    }
+
+    /// The layer must sit inside (below) a layer that provides `K`.
+    pub const fn inside<K: Kind>(self) -> Self {
+        self.rule::<K>(Check::Inside)
+    }
+
+    /// The layer must sit outside (above) every layer that provides `K`: none further
+    /// out may provide it.
+    pub const fn outside<K: Kind>(self) -> Self {
+        self.rule::<K>(Check::Outside)
+    }
+
+    /// A layer further in (below, before `run`) must provide `K`.
+    pub const fn requires_inner<K: Kind>(self) -> Self {
+        self.rule::<K>(Check::RequiresInner)
+    }
+
+    /// No layer further in may provide `K`.
+    pub const fn forbids_inner<K: Kind>(self) -> Self {
+        self.rule::<K>(Check::ForbidsInner)
+    }
+
+    /// The layer may appear only once in a stack.
+    pub const fn unique(self) -> Self {
+        self.push(Rule {
+            check: Check::Unique,
+            kind: None,
+            message: None,
+        })
+    }
+
+    /// The name shown in messages.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    const fn rule<K: Kind>(self, check: Check) -> Self {
+        self.push(Rule {
+            check,
+            kind: Some((K::INFO.id, K::INFO.name)),
+            message: None,
+        })
+    }
+
+    const fn push(mut self, rule: Rule) -> Self {
+        let mut i = 0;
+        while i < MAX_RULES {
+            if self.rules[i].is_none() {
+                self.rules[i] = Some(rule);
+                return self;
+            }
+            i += 1;
+        }
+        panic!("a layer can declare at most 8 placement rules")
+    }
+}
+
+/// The message of a broken rule, written at compile time into a fixed buffer.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Message {
+    buf: [u8; MESSAGE_CAPACITY],
+    len: usize,
+}
+
+impl Message {
+    const fn new() -> Self {
+        Message {
+            buf: [0; MESSAGE_CAPACITY],
+            len: 0,
+        }
+    }
+
+    const fn push(mut self, s: &str) -> Self {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < MESSAGE_CAPACITY {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    /// The text (cut at a character boundary if it was too long).
+    pub const fn as_str(&self) -> &str {
+        let mut len = self.len;
+        loop {
+            let (head, _) = self.buf.split_at(len);
+            match core::str::from_utf8(head) {
+                Ok(text) => return text,
+                Err(_) => len -= 1,
+            }
+        }
+    }
+}
+
+impl core::fmt::Debug for Message {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -147,10 +252,16 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
+const fn same_layer(a: &Placement, b: &Placement) -> bool {
+    str_eq(a.name, b.name) && str_eq(a.module, b.module)
+}
+
 const fn provides(p: &Placement, kind: &str) -> bool {
     let mut i = 0;
-    while i < p.provides.len() {
-        if str_eq(p.provides[i].id, kind) {
+    while i < MAX_PROVIDES {
+        if let Some(info) = &p.provides[i]
+            && str_eq(info.id, kind)
+        {
             return true;
         }
         i += 1;
@@ -184,21 +295,25 @@ const fn misplaced_provider(stack: &[Placement], to: usize, kind: &str) -> bool 
 }
 
 /// `unique_of`: the kind id for a kind rule, or `None` for the layer's own rule.
-const fn broken(stack: &[Placement], index: usize, check: Check, unique_of: Option<&str>) -> bool {
-    match check {
-        Check::Inside(kind) => !any_provides(stack, 0, index, kind),
-        Check::Outside(kind) => any_provides(stack, 0, index, kind),
-        Check::RequiresInner(kind) => {
+const fn broken(stack: &[Placement], index: usize, rule: &Rule, unique_of: Option<&str>) -> bool {
+    let kind = match rule.kind {
+        Some((id, _)) => id,
+        None => "",
+    };
+    match rule.check {
+        Check::Inside => !any_provides(stack, 0, index, kind),
+        Check::Outside => any_provides(stack, 0, index, kind),
+        Check::RequiresInner => {
             !any_provides(stack, index + 1, stack.len(), kind)
                 && !misplaced_provider(stack, index, kind)
         }
-        Check::ForbidsInner(kind) => any_provides(stack, index + 1, stack.len(), kind),
+        Check::ForbidsInner => any_provides(stack, index + 1, stack.len(), kind),
         Check::Unique => match unique_of {
             Some(kind) => any_provides(stack, 0, index, kind),
             None => {
                 let mut j = 0;
                 while j < index {
-                    if str_eq(stack[j].id, stack[index].id) {
+                    if same_layer(&stack[j], &stack[index]) {
                         return true;
                     }
                     j += 1;
@@ -209,56 +324,144 @@ const fn broken(stack: &[Placement], index: usize, check: Check, unique_of: Opti
     }
 }
 
+/// The standard message of a layer's own rule: the layer, the rule, the fix.
+const fn standard_message(name: &str, rule: &Rule) -> Message {
+    let k = match rule.kind {
+        Some((_, k)) => k,
+        None => "",
+    };
+    let m = Message::new();
+    match rule.check {
+        Check::Unique => m
+            .push("`")
+            .push(name)
+            .push("` may appear only once in a stack, and this is a second `use ")
+            .push(name)
+            .push("` (rule `unique`, declared on `")
+            .push(name)
+            .push("`). Remove one of them."),
+        Check::Inside => m
+            .push("`")
+            .push(name)
+            .push("` must sit inside a layer that provides `")
+            .push(k)
+            .push("`, but no `use` above it provides `")
+            .push(k)
+            .push("` (rule `inside = ")
+            .push(k)
+            .push("`, declared on `")
+            .push(name)
+            .push("`). Move `use ")
+            .push(name)
+            .push("` below such a layer."),
+        Check::Outside => m
+            .push("`")
+            .push(name)
+            .push("` must sit outside every layer that provides `")
+            .push(k)
+            .push("`, but a `use` above it provides `")
+            .push(k)
+            .push("` (rule `outside = ")
+            .push(k)
+            .push("`, declared on `")
+            .push(name)
+            .push("`). Move `use ")
+            .push(name)
+            .push("` above that layer."),
+        Check::RequiresInner => m
+            .push("`")
+            .push(name)
+            .push("` needs a layer that provides `")
+            .push(k)
+            .push("` further in, but no `use` below it provides `")
+            .push(k)
+            .push("` (rule `requires_inner = ")
+            .push(k)
+            .push("`, declared on `")
+            .push(name)
+            .push("`). Add one between `use ")
+            .push(name)
+            .push("` and `run`."),
+        Check::ForbidsInner => m
+            .push("`")
+            .push(name)
+            .push("` must not have a layer that provides `")
+            .push(k)
+            .push("` further in, but a `use` below it provides `")
+            .push(k)
+            .push("` (rule `forbids_inner = ")
+            .push(k)
+            .push("`, declared on `")
+            .push(name)
+            .push("`). Move `use ")
+            .push(name)
+            .push("` below that layer."),
+    }
+}
+
+const fn message_of(name: &str, rule: &Rule) -> Message {
+    match rule.message {
+        Some(text) => Message::new().push(text),
+        None => standard_message(name, rule),
+    }
+}
+
 /// The message of the `nth` rule (from 0) that line `index` of `stack` (outermost
 /// first) breaks, if there is one. `brute_agent!` evaluates it in `const` items, one
 /// per line and `nth`, and panics with the message, which rustc reports as a compile
 /// error at that line.
-pub const fn placement_error(
-    stack: &[Placement],
-    index: usize,
-    nth: usize,
-) -> Option<&'static str> {
+///
+/// Why a `const` panic and not a trait bound with `#[diagnostic::on_unimplemented]`:
+/// whether a rule holds depends on the other lines of the stack and on kinds anyone
+/// can declare, which a trait bound could only express with negative reasoning
+/// ("no layer above provides `K`") that stable Rust lacks; and an
+/// `on_unimplemented` message is fixed text that cannot name the layer, the kind and
+/// the fix the way this one does. rustc frames every `const` panic as
+/// `error[E0080]: evaluation panicked: <message>`; the message itself is exact.
+#[doc(hidden)]
+pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> Option<Message> {
     let me = &stack[index];
     let mut seen = 0;
     let mut r = 0;
-    while r < me.rules.len() {
-        if broken(stack, index, me.rules[r].check, None) {
+    while r < MAX_RULES {
+        if let Some(rule) = &me.rules[r]
+            && broken(stack, index, rule, None)
+        {
             if seen == nth {
-                return Some(me.rules[r].message);
+                return Some(message_of(me.name, rule));
             }
             seen += 1;
         }
         r += 1;
     }
     let mut k = 0;
-    while k < me.provides.len() {
-        let kind = &me.provides[k];
-        let mut r = 0;
-        while r < kind.rules.len() {
-            if broken(stack, index, kind.rules[r].check, Some(kind.id)) {
-                if seen == nth {
-                    return Some(kind.rules[r].message);
+    while k < MAX_PROVIDES {
+        if let Some(kind) = &me.provides[k] {
+            let mut r = 0;
+            while r < kind.rules.len() {
+                if broken(stack, index, &kind.rules[r], Some(kind.id)) {
+                    if seen == nth {
+                        return Some(message_of(me.name, &kind.rules[r]));
+                    }
+                    seen += 1;
                 }
-                seen += 1;
+                r += 1;
             }
-            r += 1;
         }
         k += 1;
     }
     None
 }
 
-/// Whether line `index` of `stack` is a middleware (see [`NotAMiddleware`]).
-pub const fn is_middleware(stack: &[Placement], index: usize) -> bool {
-    !str_eq(stack[index].id, NOT_A_MIDDLEWARE.id)
-}
-
-/// The placement of the middleware whose options constructor is `_options`
-/// (`Name::__brute_options`, not called).
-pub const fn placement_of<F, O>(_options: &F) -> Placement
-where
-    F: FnOnce() -> O,
-    O: MiddlewareOptions,
-{
-    O::PLACEMENT
+/// The first broken rule of any line of `stack`, for [`Stack`](super::Stack), which
+/// checks a whole stack at once.
+pub(crate) const fn first_error(stack: &[Placement]) -> Option<Message> {
+    let mut i = 0;
+    while i < stack.len() {
+        if let Some(message) = placement_error(stack, i, 0) {
+            return Some(message);
+        }
+        i += 1;
+    }
+    None
 }

@@ -55,7 +55,7 @@ mod output;
 mod typed;
 
 #[cfg(feature = "structured")]
-pub use layer::{Answer, Structured, StructuredError, StructuredOptions};
+pub use layer::{Answer, Structured, StructuredError};
 pub use output::{ExtractError, OutputSchema};
 #[cfg(feature = "structured")]
 pub use typed::{Typed, TypedAgent};

@@ -113,6 +113,12 @@ pub(crate) fn parse_args<A: DeserializeOwned>(arguments: &Value) -> Result<A, To
 /// Implemented by every [`Tool`], by `()`, by tuples of up to 12 sets, and so by
 /// [`tools!`](crate::tools!) lists of any length; [`Registry`] implements it for tools
 /// known at run time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool set",
+    label = "not a `ToolSet`",
+    note = "a tool set is a `#[tool]`, a tuple of tool sets, `Tools::ALL`, a `tools![..]` list or a `Registry`",
+    note = "`MissingOption` means a required option was left out of the `use` line: `use DefaultToolPipeline {{ tools: Tools::ALL }}`"
+)]
 pub trait ToolSet: Send + Sync {
     /// A checked call of one of the set's tools, holding a reference to the tool.
     type Call<'s>: PreparedCall
@@ -141,6 +147,7 @@ pub trait ToolSet: Send + Sync {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Tool> ToolSet for T {
     type Call<'s> = Bound<'s, T>;
 

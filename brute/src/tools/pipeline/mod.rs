@@ -20,8 +20,8 @@ use crate::trace::traced;
 
 pub use approval::{Approval, Decision, Timeouts};
 pub use stages::{
-    Execute, Snapshot, SnapshotOptions, StandardCallPipeline, ToolCallEnv, ToolSnapshot,
-    ToolValidation, Validate, ValidateOptions, standard_call_pipeline,
+    Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
+    standard_call_pipeline,
 };
 
 use super::context::ToolContext;
@@ -100,7 +100,7 @@ use crate::tool::ToolSpec;
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
 ///
-/// # Options ([`DefaultToolPipelineOptions`])
+/// # Options
 ///
 /// | option | type | default | what it is |
 /// |---|---|---|---|

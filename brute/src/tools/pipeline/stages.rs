@@ -115,7 +115,7 @@ impl<T: ToolSet> fmt::Debug for ToolCallEnv<'_, T> {
 /// expected) and paths outside the root become error results. Provides
 /// [`ToolValidation`].
 ///
-/// # Options ([`ValidateOptions`])
+/// # Options
 ///
 /// None: a stage of the per-call [`pipeline!`](crate::pipeline!) of `DefaultToolPipeline`.
 #[derive(crate::Middleware, Debug, Clone)]
@@ -152,7 +152,7 @@ pub(super) fn unknown<T: ToolSet + ?Sized>(tools: &T, name: &str) -> ToolError {
 /// `undo`. A snapshot of a call that failed is dropped again. It needs the resolved
 /// path, so it sits inside [`Validate`] (a compile error otherwise).
 ///
-/// # Options ([`SnapshotOptions`])
+/// # Options
 ///
 /// None: a stage of the per-call [`pipeline!`](crate::pipeline!) of `DefaultToolPipeline`.
 #[derive(crate::Middleware, Debug, Clone)]

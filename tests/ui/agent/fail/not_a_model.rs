@@ -1,7 +1,10 @@
+// `run` of a number is one error at the number, and nothing more where the agent is
+// used.
 use brute::brute_agent;
 
 fn main() {
-    let _agent = brute_agent! {
+    let agent = brute_agent! {
         run 42;
     };
+    let _turn = agent.start("go");
 }

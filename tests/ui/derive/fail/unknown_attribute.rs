@@ -1,6 +1,6 @@
 // Every attribute error is reported, each at its key (two typos, two errors), and the
 // fallback expansion keeps the rest of the code compiling: the `Handler` impl,
-// `LayerOptions` and `use Layer { .. }` give no follow-on errors.
+// `Layer::options()` and `use Layer { .. }` give no follow-on errors.
 use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 #[derive(Middleware)]
@@ -17,8 +17,8 @@ impl<A: Handler<Env>> Handler<Env> for Layer<A> {
     }
 }
 
-fn options() -> LayerOptions {
-    LayerOptions::default()
+fn options() {
+    let _ = Layer::options().max(3);
 }
 
 fn main() {

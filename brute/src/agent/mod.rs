@@ -1,4 +1,9 @@
-//! `Agent`: a stack over the turn env, with event handlers, that runs turns.
+//! `Agent`: a stack over the turn env, with event handlers, that runs turns; and
+//! [`Stack`], which builds one without the macro.
+
+mod builder;
+
+pub use builder::{Build, Stack};
 
 use std::fmt;
 use std::future::Future;
@@ -38,6 +43,10 @@ pub struct Agent<S> {
     stack: S,
     events: Option<Arc<Listeners>>,
     capture_content: bool,
+    /// The `use` lines' names, outermost first, when `brute_agent!` or [`Stack`] built
+    /// the stack: then the stack ends in a model, and a turn that never reached it is
+    /// an error naming them.
+    layers: Option<&'static [&'static str]>,
 }
 
 /// The result of a turn: why it stopped, and the env as the stack left it.
@@ -73,6 +82,16 @@ impl<S> Agent<S> {
             stack,
             events: None,
             capture_content: false,
+            layers: None,
+        }
+    }
+
+    /// An agent running `stack`, which ends in a model and whose layers are `layers`
+    /// (outermost first): what `brute_agent!` and [`Stack`] build.
+    pub(crate) fn named(stack: S, layers: &'static [&'static str]) -> Self {
+        Agent {
+            layers: Some(layers),
+            ..Agent::new(stack)
         }
     }
 
@@ -147,7 +166,9 @@ impl<S: Handler<Env>> Agent<S> {
     #[inline]
     async fn run(&self, env: &mut Env) -> Result<StopReason, Error> {
         let span = Self::begin(env);
-        match traced!(self.stack.call(env), span) {
+        env.reset_terminal();
+        let result = traced!(self.stack.call(env), span).and_then(|()| self.reached(env));
+        match result {
             Ok(()) => Ok(Self::finish(env)),
             Err(error) => {
                 env.emit(Event::TurnEnd {
@@ -170,16 +191,46 @@ impl<S: Handler<Env>> Agent<S> {
         )
     }
 
+    /// A stack built to end in a model whose turn ended without calling it, with no
+    /// answer and no layer asking to stop: a middleware returned without calling its
+    /// inner app. An error naming the layers, not a silent [`StopReason::Unfinished`].
+    #[inline]
+    fn reached(&self, env: &Env) -> Result<(), Error> {
+        let Some(layers) = self.layers else {
+            return Ok(());
+        };
+        if env.reached_terminal() || env.should_exit.is_some() || Self::answered(env) {
+            return Ok(());
+        }
+        let message = match layers {
+            [] => "the turn ended without calling the model".to_string(),
+            [one] => format!(
+                "`{one}` returned without calling its inner app, so the turn never reached the model: call `self.app.call(env).await` in its `Handler` impl, or end the turn with `env.exit(..)`"
+            ),
+            many => format!(
+                "a middleware returned without calling its inner app, so the turn never reached the model; the layers that can are `{}` (outermost first): call `self.app.call(env).await` in its `Handler` impl, or end the turn with `env.exit(..)`",
+                many.join("`, `")
+            ),
+        };
+        let layer = match layers {
+            [one] => one,
+            _ => "brute_agent!",
+        };
+        Err(Error::layer(layer, message))
+    }
+
+    /// Whether the last message is a finished answer.
+    #[inline]
+    fn answered(env: &Env) -> bool {
+        matches!(env.messages.last(), Some(m) if m.role == Role::Assistant && m.tool_calls.is_empty())
+    }
+
     #[inline]
     fn finish(env: &Env) -> StopReason {
         let stop = match &env.should_exit {
             Some(reason) => StopReason::Exited(reason.clone()),
-            None => match env.messages.last() {
-                Some(m) if m.role == Role::Assistant && m.tool_calls.is_empty() => {
-                    StopReason::Completed
-                }
-                _ => StopReason::Unfinished,
-            },
+            None if Self::answered(env) => StopReason::Completed,
+            None => StopReason::Unfinished,
         };
         env.emit(Event::TurnEnd { result: Ok(&stop) });
         stop
@@ -195,6 +246,7 @@ impl<S: Handler<Env>> Agent<S> {
             stack: BoxStack(Arc::new(self.stack)),
             events: self.events,
             capture_content: self.capture_content,
+            layers: self.layers,
         }
     }
 }

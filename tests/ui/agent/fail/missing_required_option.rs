@@ -1,0 +1,12 @@
+// A required option left out (`tools` of `DefaultToolPipeline` has no default) is one
+// error at its `use` line, naming what the option must be.
+use brute::{brute_agent, middleware::Loop, providers::ScriptedModel, tools::DefaultToolPipeline};
+
+fn main() {
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline;
+        run ScriptedModel::new([]);
+    };
+    let _turn = agent.start("go");
+}

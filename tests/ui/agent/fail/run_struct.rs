@@ -1,0 +1,14 @@
+// `run` of a struct that is not a model is one error at the value.
+use brute::{brute_agent, middleware::SystemPrompt};
+
+struct Settings {
+    _temperature: f32,
+}
+
+fn main() {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: "terse" };
+        run Settings { _temperature: 0.2 };
+    };
+    let _turn = agent.start("go");
+}
