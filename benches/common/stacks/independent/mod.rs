@@ -108,8 +108,6 @@ pub fn spec() -> Spec {
         name: TOOL.to_string(),
         description: DESCRIPTION.to_string(),
         parameters: Arc::new(serde_json::json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "NoopArgs",
             "description": "The no-op tool's arguments.",
             "type": "object",
             "properties": {
