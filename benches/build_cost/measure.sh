@@ -184,13 +184,18 @@ for crate in "${CRATES[@]}"; do
 done
 
 echo
-echo "| dev build, seconds (median of $RUNS) | brute, default features | brute, no default features | tower | brute default / tower | brute minimal / tower |"
+echo "| dev build, seconds (median of $RUNS) | brute, default features | brute, no default features | tower | brute default / tower | brute no default / tower |"
 echo "|---|---|---|---|---|---|"
 for kind in clean crate incremental; do
     d=$(echo "${times[brute-default.$kind]}" | tr ' ' '\n' | grep . | median)
     m=$(echo "${times[brute-minimal.$kind]}" | tr ' ' '\n' | grep . | median)
     t=$(echo "${times[tower.$kind]}" | tr ' ' '\n' | grep . | median)
-    printf "| %s | %.2f | %.2f | %.2f | %.1f | %.1f |\n" "$kind" "$d" "$m" "$t" \
+    case $kind in
+        clean) label="clean, all dependencies" ;;
+        crate) label="the agent crate alone" ;;
+        *) label="incremental, one-line change" ;;
+    esac
+    printf "| %s | %.2f | %.2f | %.2f | %.1f | %.1f |\n" "$label" "$d" "$m" "$t" \
         "$(echo "$d / $t" | bc -l)" "$(echo "$m / $t" | bc -l)"
 done
 printf "| crates in the build (itself included) | %s | %s | %s | | |\n" \
