@@ -1,4 +1,5 @@
-//! The same four layers as `Box<dyn>` trait objects: each layer holds the next as a
+//! The four layers as `Box<dyn>` trait objects on brute's own types (`Env`, `Message`,
+//! `ScriptedModel`), row `boxed-on-brute`: each layer holds the next as a
 //! `Box<dyn Layer>` and returns a boxed future (what `#[async_trait]` generates), the
 //! design of dynamic middleware stacks.
 

@@ -1,4 +1,6 @@
-//! The limit: the turn written by hand as one loop, over the same env, model and tool.
+//! The hand-written loop on brute's own types (`Env`, `Message`, `ScriptedModel`): what
+//! brute's data model costs without its layers. Row `hand-on-brute`; the limit is the
+//! independent `hand` row (`independent/hand.rs`).
 
 use brute::{Env, Error, ExitReason, model::ToolSpec, providers::ScriptedModel};
 

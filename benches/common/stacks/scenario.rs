@@ -1,5 +1,6 @@
-//! The one scenario every row of `benches/stacks.rs` runs, and the pieces the
-//! hand-written, boxed and tower rows share.
+//! The one scenario every row of `benches/stacks.rs` runs: its constants, and the
+//! pieces on brute's types that the brute rows and the `*-on-brute` rows share (the
+//! independent rows have their own, in `independent/`).
 //!
 //! A turn: a system and a user message, a zero-latency scripted model that calls the
 //! no-op tool once per reply `calls` times and then answers. So one turn is

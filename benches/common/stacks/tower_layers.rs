@@ -1,5 +1,7 @@
-//! The same four layers on tower's `ServiceBuilder`, written as a tower user writes
-//! them: a `Layer` and a `Service` per layer, the env passed by value, shared state
+//! The four layers on tower's `ServiceBuilder` on brute's own types, row
+//! `tower-on-brute`: a `Layer` and a `Service` per layer, brute's whole `Env` passed by
+//! value through every layer (the independent `tower` row passes its own small
+//! conversation), shared state
 //! behind an `Arc`, a named future where the layer only forwards or short-circuits
 //! (`SystemPromptService`, `IterationGuard`) and a boxed future where it awaits.
 
