@@ -6,8 +6,8 @@
 #     cargo install cargo-mutants --locked
 # Run:
 #     tests/mutants/run.sh ROOM...    (rooms: redact auth sandbox pipeline session, or all)
-# Environment: JOBS (default 1: one mutant at a time), TIMEOUT (seconds per test run,
-# default 300), OUT (default tests/mutants/out).
+# Environment: TIMEOUT (seconds per test run, default 300), OUT (default
+# tests/mutants/out). Mutants run one at a time (in place, there is one tree).
 #
 # It mutates the work tree IN PLACE (so that builds reuse target/): do not edit or build
 # in this work tree while it runs, and check `git status` after an interrupted run.
@@ -26,7 +26,6 @@ if ! git diff --quiet -- brute brute-serve; then
     exit 2
 fi
 
-JOBS=${JOBS:-1}
 TIMEOUT=${TIMEOUT:-300}
 OUT=${OUT:-tests/mutants/out}
 
@@ -86,7 +85,7 @@ for name in "${rooms[@]}"; do
     mkdir -p "$OUT/$name"
     echo "== $name: ${FILES[*]} (tests of $PACKAGE: ${TESTS[*]})"
     # Exit status 2 means survivors: go on with the next room, and say so at the end.
-    cargo mutants --workspace --in-place --jobs "$JOBS" --timeout "$TIMEOUT" \
+    cargo mutants --workspace --in-place --timeout "$TIMEOUT" \
         --output "$OUT/$name" --test-package "$PACKAGE" "${args[@]}" \
         -- "${TESTS[@]}" || status=$?
     git diff --quiet -- brute brute-serve || {
