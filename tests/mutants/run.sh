@@ -21,8 +21,8 @@ command -v cargo-mutants >/dev/null || {
     echo "cargo-mutants is not installed: cargo install cargo-mutants --locked" >&2
     exit 2
 }
-if ! git diff --quiet -- brute brute-serve; then
-    echo "brute/ or brute-serve/ has uncommitted changes: commit or stash them first" >&2
+if ! git diff --quiet -- brute/src brute-serve/src; then
+    echo "brute/src or brute-serve/src has uncommitted changes: commit or stash them first" >&2
     exit 2
 fi
 
@@ -88,8 +88,8 @@ for name in "${rooms[@]}"; do
     cargo mutants --workspace --in-place --timeout "$TIMEOUT" \
         --output "$OUT/$name" --test-package "$PACKAGE" "${args[@]}" \
         -- "${TESTS[@]}" || status=$?
-    git diff --quiet -- brute brute-serve || {
-        echo "a mutant was left in the work tree: git checkout brute brute-serve" >&2
+    git diff --quiet -- brute/src brute-serve/src || {
+        echo "a mutant was left in the work tree: git checkout brute/src brute-serve/src" >&2
         exit 3
     }
 done
