@@ -35,8 +35,8 @@ room() {
     case "$1" in
     redact)
         FILES=(brute/src/providers/redact.rs)
-        PACKAGE=brute
-        TESTS=(--lib -- providers::redact)
+        PACKAGE=brute,brute-suite
+        TESTS=(--lib --test provider_empty_key --test adversarial_provider_canary)
         ;;
     auth)
         FILES=(brute-serve/src/auth.rs)
