@@ -25,6 +25,8 @@ use serde_json::json;
 use session_support::{AnyStore, KillOnDrop, postgres_database, sqlite_path, temp_dir};
 
 const CHILD: &str = "BRUTE_TEST_APPROVAL_CHILD";
+/// Set in the child that is killed while an approved call runs.
+const RUNNING_CHILD: &str = "BRUTE_TEST_APPROVAL_RUNNING_CHILD";
 
 /// Appends `label` to `tally.txt` in the root: a side effect that can be counted
 /// across processes.
@@ -34,6 +36,11 @@ async fn tally(
     label: String,
     cx: &ToolContext,
 ) -> Result<String, ToolError> {
+    write_tally(&label, cx)
+}
+
+/// Appends `label` to `tally.txt` in the root.
+fn write_tally(label: &str, cx: &ToolContext) -> Result<String, ToolError> {
     use std::io::Write;
     let path = cx.sandbox().root().join("tally.txt");
     let mut file = std::fs::OpenOptions::new()
@@ -52,6 +59,23 @@ async fn echo(
     text: String,
 ) -> Result<String, ToolError> {
     Ok(text)
+}
+
+/// Appends `label` to `tally.txt` like `tally`; in the child of
+/// `a_crash_while_an_approved_call_runs_never_runs_it_again` it then says `running`
+/// and never returns, so that the child is killed while the call runs.
+#[tool]
+async fn stall(
+    /// What to append.
+    label: String,
+    cx: &ToolContext,
+) -> Result<String, ToolError> {
+    let done = write_tally(&label, cx)?;
+    if std::env::var_os(RUNNING_CHILD).is_some() {
+        println!("running");
+        std::future::pending::<()>().await;
+    }
+    Ok(done)
 }
 
 /// The lines `tally` wrote in `root`.
@@ -461,5 +485,129 @@ fn without_a_session_the_paused_env_itself_is_resumed() {
             "{error}"
         );
         assert_eq!(tallied(root.path()), ["memory"]);
+    });
+}
+
+/// An agent asking about `stall`, on the SQLite store `db` with short leases (a killed
+/// process's lease frees itself soon), with tools confined to `root`.
+async fn stalling_agent(db: &str, root: &Path) -> BoxAgent {
+    let store = AnyStore::open("sqlite", db, Duration::from_millis(200)).await;
+    brute_agent! {
+        use SessionLog { store: store.store() };
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: (Stall,),
+            root: root.to_path_buf(),
+            approval: Approval::ask(["stall"]),
+        };
+        run model(vec![ToolCall::new("r1", "stall", json!({ "label": "ran" }))]);
+    }
+    .boxed()
+}
+
+/// The child: pauses a turn on session `running`, approves the call, and is killed
+/// while it runs (the tool says `running` and never returns).
+fn running_child(spec: &str) {
+    let (db, root) = spec.split_once('|').unwrap();
+    runtime().block_on(async {
+        let agent = stalling_agent(db, Path::new(root)).await;
+        let outcome = agent
+            .turn(env_of(&agent, "running", Some("count")))
+            .await
+            .unwrap();
+        assert!(outcome.stop.awaiting_approval().is_some());
+        let _ = agent
+            .decide(env_of(&agent, "running", None), "r1", Verdict::Approve)
+            .await;
+        unreachable!("the approved call never returns in this child");
+    });
+}
+
+/// The placeholder of an approved call is removed durably before the call runs: a
+/// process killed while the call runs leaves the call without a result (repaired as
+/// interrupted on the next load), so a second decision on it is refused as not
+/// pending and the tool has run once.
+#[test]
+fn a_crash_while_an_approved_call_runs_never_runs_it_again() {
+    if let Ok(spec) = std::env::var(RUNNING_CHILD) {
+        return running_child(&spec);
+    }
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir();
+    let root = temp_dir();
+    let db: PathBuf = sqlite_path(dir.path());
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_crash_while_an_approved_call_runs_never_runs_it_again",
+            "--nocapture",
+        ])
+        .env(
+            RUNNING_CHILD,
+            format!("{}|{}", db.display(), root.path().display()),
+        )
+        .env("BRUTE_TEST_POSTGRES", "unused")
+        .stdout(Stdio::piped())
+        .spawn()
+        .map(KillOnDrop)
+        .unwrap();
+    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
+    let mut line = String::new();
+    while line.trim() != "running" {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the child exited before the approved call ran"
+        );
+    }
+    child.kill(); // SIGKILL while the approved call runs
+    assert_eq!(tallied(root.path()), ["ran"]);
+
+    runtime().block_on(async {
+        let agent = stalling_agent(db.to_str().unwrap(), root.path()).await;
+        // The killed child's lease frees itself after its ttl.
+        let again = loop {
+            match agent
+                .decide(env_of(&agent, "running", None), "r1", Verdict::Approve)
+                .await
+            {
+                Err(e)
+                    if matches!(
+                        e.downcast_ref(),
+                        Some(brute::session::SessionError::Leased { .. })
+                    ) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                other => break other,
+            }
+        };
+        let error = match again {
+            Ok(outcome) => panic!(
+                "the call was still pending after the crash and ran again: {:?}",
+                outcome.text()
+            ),
+            Err(error) => error,
+        };
+        assert!(
+            matches!(
+                error.downcast_ref(),
+                Some(ApprovalError::NotPending { call_id, waiting, .. })
+                    if call_id == "r1" && waiting.is_empty()
+            ),
+            "{error}"
+        );
+        assert_eq!(tallied(root.path()), ["ran"], "the approved call ran twice");
+        // The call is answered as interrupted: its effect is unknown to the model.
+        let store =
+            AnyStore::open("sqlite", db.to_str().unwrap(), Duration::from_millis(200)).await;
+        let stored = store.load("running").await;
+        assert_eq!(check_history(&stored), []);
+        let result = stored
+            .iter()
+            .find(|m| m.tool_call_id.as_deref() == Some("r1"))
+            .unwrap();
+        assert_eq!(result.content, brute::session::INTERRUPTED_TOOL_CALL);
+        assert!(!result.awaiting_approval);
     });
 }

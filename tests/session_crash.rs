@@ -3,7 +3,8 @@
 //! SIGKILL at 50 points of the turn per store (during model calls, during tools, right
 //! after writes) and checks after each kill that every acknowledged message is stored,
 //! in order, and that the only damage is what a crash may leave (tool calls without a
-//! result at the end), which the next turn repairs.
+//! result at the end), which the next turn repairs. The tools run in the real
+//! `DefaultToolPipeline`, so its durability step after each result is what is killed.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
@@ -16,16 +17,27 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brute::session::{Problem, check_history};
+use brute::tools::{DefaultToolPipeline, ToolError};
 use brute::{
     Env, Error, EventKind, Message, Model, Role, brute_agent,
     middleware::{Loop, MaxIterations, SessionError, SessionLog, SystemPrompt},
 };
-use scripted_tools::{RunTools, echo_calls};
+use scripted_tools::echo_calls;
 use session_support::{AnyStore, kill_after_acks, postgres_database, sqlite_path, temp_dir};
 
 const CHILD: &str = "BRUTE_TEST_STORE_CRASH_CHILD";
 const LEASE: Duration = Duration::from_millis(400);
 const ROUNDS: usize = 50;
+
+/// Returns its text after a while (7 ms), so that kills land while tools run.
+#[brute::tool]
+async fn echo(
+    /// The text.
+    text: String,
+) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(7)).await;
+    Ok(text)
+}
 
 /// A model that takes a while and calls tools three passes in a row, then answers.
 struct SlowModel;
@@ -63,7 +75,8 @@ fn ack(printed: &Mutex<usize>, env: &Env) {
 /// message once it is durable. A lease still held by the killed worker before it is
 /// waited out.
 fn crash_child(spec: &str) {
-    let (kind, target) = spec.split_once(':').unwrap();
+    let (kind, rest) = spec.split_once(':').unwrap();
+    let (root, target) = rest.split_once('|').unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,7 +89,7 @@ fn crash_child(spec: &str) {
             use SystemPrompt { prompt: "sys" };
             use Loop::ToolResult;
             use MaxIterations { max: 10 };
-            use RunTools { delay: Duration::from_millis(7) };
+            use DefaultToolPipeline { tools: (Echo,), root: root };
             run SlowModel;
         };
         for kind in [
@@ -108,6 +121,8 @@ fn crash_child(spec: &str) {
 /// Kills the worker of `kind` at `target` at 50 points and checks the session after
 /// each kill.
 fn kill_rounds(test: &str, kind: &str, target: &str) {
+    // The folder the tools are confined to (they touch no file).
+    let root = temp_dir();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -122,7 +137,7 @@ fn kill_rounds(test: &str, kind: &str, target: &str) {
         let acked = kill_after_acks(
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", test, "--nocapture"])
-                .env(CHILD, format!("{kind}:{target}"))
+                .env(CHILD, format!("{kind}:{}|{target}", root.path().display()))
                 .env("BRUTE_TEST_POSTGRES", "unused"),
             prior + acks,
             delay,

@@ -1,8 +1,12 @@
 //! Many workers, one database: four worker processes (this test binary, re-executed)
-//! run turns of the same 50 sessions on one PostgreSQL; one is killed with SIGKILL in
-//! the middle of a turn. Afterwards every session's turns ran one at a time (no two
-//! turns' messages interleave), nothing acknowledged was lost, nothing was duplicated,
-//! and no tool call is left without a result.
+//! run turns of the same three sessions on one PostgreSQL, so that they contend for
+//! the sessions' leases all the time; one is killed with SIGKILL in the middle of a
+//! turn (its tools never return), and the others go on until one of them has taken
+//! the killed worker's session over once its lease expired. Afterwards some worker
+//! was refused a session another held (`Leased`), the killed worker's session was
+//! taken over and repaired by a live worker, every session's turns ran one at a time
+//! (no two turns' messages interleave), nothing acknowledged was lost, nothing was
+//! duplicated, and no tool call is left without a result.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
@@ -12,10 +16,10 @@ mod session_support;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use brute::session::{SessionId, check_history};
+use brute::session::{INTERRUPTED_TOOL_CALL, SessionId, check_history};
 use brute::{
     Env, Error, EventKind, Message, Model, Role, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations, SessionError, SessionLog},
@@ -23,10 +27,14 @@ use brute::{
 use session_support::{AnyStore, KillOnDrop, postgres_database};
 
 const WORKER: &str = "BRUTE_TEST_SESSION_WORKER";
-const SESSIONS: usize = 50;
+const SESSIONS: usize = 3;
 const WORKERS: usize = 4;
 const TURNS: usize = 30;
 const LEASE: Duration = Duration::from_secs(1);
+/// The call ids of the turn of worker 0 whose tools never return: the worker says
+/// `stuck` and is killed there, holding the session's lease with the calls stored and
+/// no result.
+const STUCK: &str = "w0-t5/";
 
 /// The prompt of the turn `env` runs (its last user message).
 fn prompt(env: &Env) -> String {
@@ -74,6 +82,10 @@ impl<A: brute::Handler<Env>> brute::Handler<Env> for Tools<A> {
             Some(m) if m.has_tool_calls() => m.tool_calls.clone(),
             _ => return Ok(()),
         };
+        if calls.iter().any(|c| c.id.starts_with(STUCK)) {
+            println!("stuck");
+            std::future::pending::<()>().await;
+        }
         for call in &calls {
             tokio::time::sleep(Duration::from_millis(5)).await;
             env.messages.push(Message::tool_result(
@@ -93,8 +105,26 @@ impl<A: brute::Handler<Env>> brute::Handler<Env> for Tools<A> {
     }
 }
 
-/// The worker: `TURNS` turns over the 50 sessions, skipping a session another worker
-/// holds; prints `ack <session> <message>` for every message of its turns once durable.
+/// Whether a live worker took the session of worker 0's stuck turn over: only the
+/// repair on loading gives its calls results.
+async fn taken_over(store: &AnyStore) -> bool {
+    for s in 0..SESSIONS {
+        let messages = store.load(&format!("s{s}")).await;
+        if messages.iter().any(|m| {
+            m.tool_call_id
+                .as_deref()
+                .is_some_and(|id| id.starts_with(STUCK))
+        }) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The worker: `TURNS` turns over the sessions, skipping a session another worker
+/// holds (it prints `leased <session>` then), and then more until worker 0's stuck
+/// session was taken over; prints `ack <session> <message>` for every message of its
+/// turns once durable.
 fn worker(n: usize, url: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -136,7 +166,13 @@ fn worker(n: usize, url: &str) {
             });
         }
         let (mut done, mut attempt) = (0, 0);
-        while done < TURNS {
+        // Only so that a broken lease cannot hang the test: the parent's assertions
+        // say what went wrong.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while done < TURNS || (n != 0 && !taken_over(&store).await) {
+            if Instant::now() > deadline {
+                break;
+            }
             attempt += 1;
             let session = format!("s{}", (attempt * 7 + n * 13) % SESSIONS);
             let tag = format!("w{n}-t{done}");
@@ -146,7 +182,10 @@ fn worker(n: usize, url: &str) {
             env.messages.push(Message::user(tag));
             match agent.turn(env).await {
                 Ok(_) => done += 1,
-                Err(e) if matches!(e.downcast_ref(), Some(SessionError::Leased { .. })) => {}
+                Err(e) if matches!(e.downcast_ref(), Some(SessionError::Leased { .. })) => {
+                    println!("leased {}", state.lock().unwrap().0);
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
                 Err(e) => panic!("worker {n}: {e}"),
             }
         }
@@ -154,17 +193,23 @@ fn worker(n: usize, url: &str) {
     });
 }
 
-/// Lines of a worker's output, collected by a thread.
-fn collect(child: &mut KillOnDrop) -> Arc<Mutex<Vec<String>>> {
-    let lines = Arc::new(Mutex::new(Vec::new()));
+/// The lines of a worker's output, collected by a thread that ends when the worker's
+/// output does; `stuck` is also told to `stuck`.
+fn collect(
+    child: &mut KillOnDrop,
+    stuck: mpsc::Sender<()>,
+) -> std::thread::JoinHandle<Vec<String>> {
     let out = BufReader::new(child.0.stdout.take().unwrap());
-    let sink = lines.clone();
     std::thread::spawn(move || {
+        let mut lines = Vec::new();
         for line in out.lines().map_while(Result::ok) {
-            sink.lock().unwrap().push(line);
+            if line == "stuck" {
+                let _ = stuck.send(());
+            }
+            lines.push(line);
         }
-    });
-    lines
+        lines
+    })
 }
 
 #[test]
@@ -190,37 +235,37 @@ fn four_workers_on_one_postgres_survive_a_sigkill_mid_turn() {
                 .unwrap()
         })
         .collect();
-    let outputs: Vec<_> = children.iter_mut().map(collect).collect();
+    let (stuck, stuck_told) = mpsc::channel();
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|child| collect(child, stuck.clone()))
+        .collect();
 
-    // Worker 0 dies right after a tool call of its fifth turn or later is durable:
-    // in the middle of a turn, with calls waiting for their results.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let mid_turn = outputs[0].lock().unwrap().iter().rev().take(1).any(|l| {
-            l.contains("\"tool_calls\"")
-                && !l.contains("-t0/")
-                && !l.contains("-t1/")
-                && !l.contains("-t2/")
-                && !l.contains("-t3/")
-        });
-        if mid_turn {
-            break;
-        }
-        assert!(Instant::now() < deadline, "worker 0 made no progress");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    // Worker 0 dies in its stuck turn: in the middle of a turn, holding the session,
+    // with calls waiting for their results.
+    stuck_told
+        .recv_timeout(Duration::from_secs(120))
+        .expect("worker 0 never reached its stuck turn");
     children[0].kill();
     for (n, child) in children.iter_mut().enumerate().skip(1) {
         let status = child.0.wait().unwrap();
         assert!(status.success(), "worker {n} failed");
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // Every worker has exited: its reader ends with its output.
+    let outputs: Vec<Vec<String>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
     for (n, output) in outputs.iter().enumerate().skip(1) {
         assert!(
-            output.lock().unwrap().iter().any(|l| l == "finished"),
+            output.iter().any(|l| l == "finished"),
             "worker {n} did not finish its turns"
         );
     }
+    // The workers contended: a session was refused because another worker held it.
+    let refused = outputs
+        .iter()
+        .flatten()
+        .filter(|l| l.starts_with("leased "))
+        .count();
+    assert!(refused > 0, "no worker was ever refused a session");
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -228,13 +273,50 @@ fn four_workers_on_one_postgres_survive_a_sigkill_mid_turn() {
         .unwrap();
     runtime.block_on(async {
         let store = AnyStore::open("postgres", &url, LEASE).await;
-        // A turn on every session once the killed worker's leases expired repairs
-        // what it left.
+        // A live worker took the killed worker's session over once its lease expired:
+        // the stuck calls have the repair's results, and a live worker's turn follows.
+        let mut took_over = Vec::new();
+        for s in 0..SESSIONS {
+            let messages = store.load(&format!("s{s}")).await;
+            let Some(last) = messages.iter().rposition(|m| {
+                m.tool_call_id
+                    .as_deref()
+                    .is_some_and(|id| id.starts_with(STUCK))
+            }) else {
+                continue;
+            };
+            let repaired: Vec<&Message> = messages
+                .iter()
+                .filter(|m| {
+                    m.tool_call_id
+                        .as_deref()
+                        .is_some_and(|id| id.starts_with(STUCK))
+                })
+                .collect();
+            assert_eq!(repaired.len(), 2, "s{s}: {repaired:?}");
+            assert!(
+                repaired.iter().all(|m| m.content == INTERRUPTED_TOOL_CALL),
+                "s{s}: {repaired:?}"
+            );
+            let next = messages[last + 1..].iter().find(|m| m.role == Role::User);
+            assert!(
+                next.is_some_and(|m| m.content.starts_with('w') && !m.content.starts_with("w0-")),
+                "s{s}: no live worker's turn after the repair: {next:?}"
+            );
+            took_over.push(s);
+        }
+        assert_eq!(
+            took_over.len(),
+            1,
+            "the killed worker's session was taken over once"
+        );
+
+        // A turn on every session (each is free: the workers ended their turns, and
+        // the killed worker's lease was taken over) finds nothing more to repair.
         let agent = brute_agent! {
             use SessionLog { store: store.store() };
             run |_env| async { Ok(Message::assistant("checked")) };
         };
-        tokio::time::sleep(LEASE).await;
         for s in 0..SESSIONS {
             let mut env = agent.env();
             env.extensions.insert(SessionId(format!("s{s}")));
@@ -300,7 +382,7 @@ fn four_workers_on_one_postgres_survive_a_sigkill_mid_turn() {
         let mut acked = 0;
         for (n, output) in outputs.iter().enumerate() {
             let mut per_session: HashMap<String, Vec<Message>> = HashMap::new();
-            for line in output.lock().unwrap().iter() {
+            for line in output {
                 if let Some(rest) = line.strip_prefix("ack ") {
                     let (session, json) = rest.split_once(' ').unwrap();
                     per_session

@@ -1,0 +1,101 @@
+//! A reply with a single tool call whose id is empty (some providers and local
+//! servers send one): the call gets an id before it is stored or run, its result
+//! answers exactly that id, and the session stays a valid history over several such
+//! turns (ids are unique within a reply, as `check_history` asks; two turns may give
+//! their calls the same id). Written against the public API only, so it holds whichever layer gives the
+//! id.
+
+#![allow(clippy::unwrap_used)]
+
+mod session_support;
+
+use std::time::Duration;
+
+use brute::session::check_history;
+use brute::tools::{DefaultToolPipeline, ToolError};
+use brute::{
+    Message, Role, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations, SessionLog},
+    providers::ScriptedModel,
+};
+use session_support::{AnyStore, temp_dir};
+
+/// Returns its text.
+#[brute::tool]
+async fn echo(
+    /// The text.
+    text: String,
+) -> Result<String, ToolError> {
+    Ok(text)
+}
+
+/// Calls `echo` once, with an empty id, after each prompt; answers after the result.
+fn model() -> ScriptedModel {
+    ScriptedModel::from_fn(|env| match env.messages.last() {
+        Some(m) if m.role == Role::Tool => Message::assistant(format!("got {}", m.content)),
+        _ => Message::tool_calls(
+            "",
+            vec![ToolCall::new(
+                "",
+                "echo",
+                serde_json::json!({ "text": "one call" }),
+            )],
+        ),
+    })
+}
+
+#[test]
+fn a_single_tool_call_with_an_empty_id_gets_an_id_its_result_answers() {
+    let dir = temp_dir();
+    let root = temp_dir();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let store = AnyStore::open(
+                "jsonl",
+                dir.path().to_str().unwrap(),
+                Duration::from_secs(60),
+            )
+            .await;
+            let agent = brute_agent! {
+                use SessionLog { store: store.store(), session: "ids" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 4 };
+                use DefaultToolPipeline { tools: (Echo,), root: root.path() };
+                run model();
+            };
+            for prompt in ["first", "second", "third"] {
+                let outcome = agent.start(prompt).await.unwrap();
+                assert_eq!(outcome.text(), Some("got one call"));
+                // In the turn's own messages, as in the store.
+                let calls: Vec<&ToolCall> = outcome
+                    .env
+                    .messages
+                    .iter()
+                    .flat_map(|m| &m.tool_calls)
+                    .collect();
+                let last = calls.last().unwrap();
+                assert!(!last.id.is_empty(), "{prompt}: the call kept its empty id");
+                let result = outcome.env.messages.iter().rev().nth(1).unwrap();
+                assert_eq!(result.role, Role::Tool);
+                assert_eq!(result.tool_call_id.as_deref(), Some(last.id.as_str()));
+                assert_eq!(result.content, "one call");
+            }
+            let stored = store.load("ids").await;
+            assert_eq!(check_history(&stored), [], "{stored:#?}");
+            let ids: Vec<&str> = stored
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .map(|c| c.id.as_str())
+                .collect();
+            assert_eq!(ids.len(), 3);
+            assert!(ids.iter().all(|id| !id.is_empty()), "{ids:?}");
+            let results: Vec<&str> = stored
+                .iter()
+                .filter_map(|m| m.tool_call_id.as_deref())
+                .collect();
+            assert_eq!(results, ids, "every result answers its own call");
+        });
+}
