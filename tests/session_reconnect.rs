@@ -55,7 +55,9 @@ async fn the_store_reconnects_after_the_database_restarts() {
     };
     assert_eq!(action, "take the lease of a");
     assert!(
-        error.to_string().contains("attempts to reconnect failed"),
+        error
+            .to_string()
+            .contains("5 attempts to connect failed, the last: error connecting to server"),
         "{error}"
     );
 

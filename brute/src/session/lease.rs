@@ -104,6 +104,7 @@ pub(crate) struct Sql {
     /// The dialect's name in errors.
     pub(crate) store: &'static str,
     /// Records session `$1` (nothing if it exists), where the take does not.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) create: Option<String>,
     /// Takes the lease of `$1` for owner `$2` for `$3` ms: one row when it was taken.
     pub(crate) take: String,
@@ -215,6 +216,7 @@ pub(crate) fn database_error(
 
 /// A step of the protocol, as an error names it.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) enum Step {
     Connect,
     Setup,

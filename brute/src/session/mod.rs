@@ -9,7 +9,11 @@
 //!   such file, with blocking I/O).
 //! - `SqliteStore` (feature `sqlite`): one database file for many sessions, WAL mode.
 //! - `PostgresStore` (feature `postgres`): many workers on many machines, the lease in
-//!   the database.
+//!   the database; its connections replace themselves when the database restarts.
+//!
+//! The two database stores share one lease protocol (a row per session with an owner
+//! and an expiry, fenced writes; their lease is `DbLease`), and `lease_ttl` is a
+//! property of the store value on both.
 //! - [`copy_sessions`]: moves sessions between stores.
 //!
 //! Which to pick: JSONL for one process or machine and sessions you read with `jq`;

@@ -5,7 +5,7 @@
 use std::error::Error as StdError;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::{Client, NoTls, Transaction};
 
@@ -47,10 +47,7 @@ impl From<tokio_postgres::Error> for PgError {
 impl fmt::Display for PgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(attempts) = self.reconnect {
-            write!(
-                f,
-                "the connection was lost and {attempts} attempts to reconnect failed, the last: "
-            )?;
+            write!(f, "{attempts} attempts to connect failed, the last: ")?;
         }
         write!(f, "{}", self.error)?;
         if let Some(db) = self.error.as_db_error() {
@@ -88,6 +85,15 @@ fn is_lost(error: &tokio_postgres::Error) -> bool {
             .is_some_and(|cause| cause.downcast_ref::<std::io::Error>().is_some())
 }
 
+/// Whether a failed connect may succeed when tried again: the server cannot be
+/// reached, or it is starting or shutting down (SQLSTATE class 08, 57P).
+fn worth_retrying(error: &tokio_postgres::Error) -> bool {
+    is_lost(error)
+        || error
+            .code()
+            .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"))
+}
+
 /// Opens one connection to `url` and runs `setup` on it; its connection task runs on
 /// the current runtime.
 async fn connect_once(url: &str, setup: Option<&str>) -> Result<Client, tokio_postgres::Error> {
@@ -106,13 +112,16 @@ async fn connect_once(url: &str, setup: Option<&str>) -> Result<Client, tokio_po
     Ok(client)
 }
 
-/// Opens a connection, trying [`ATTEMPTS`] times with doubling waits between.
+/// Opens a connection, trying up to [`ATTEMPTS`] times with doubling waits between
+/// while the server cannot be reached (an error that trying again cannot cure, a
+/// refused password or a bad connection string, fails at once).
 pub(super) async fn connect(url: &str, setup: Option<&str>) -> Result<Client, PgError> {
     let mut wait = FIRST_WAIT;
     let mut attempt = 1;
     loop {
         match connect_once(url, setup).await {
             Ok(client) => return Ok(client),
+            Err(error) if !worth_retrying(&error) => return Err(PgError::new(error)),
             Err(error) if attempt >= ATTEMPTS => {
                 return Err(PgError {
                     reconnect: Some(attempt),
@@ -129,6 +138,35 @@ pub(super) async fn connect(url: &str, setup: Option<&str>) -> Result<Client, Pg
     }
 }
 
+/// The last reconnection that failed, so that the statements that waited for it fail
+/// with its error instead of each trying again (which would make the last of many
+/// waiting statements wait many times the bound).
+#[derive(Default)]
+struct LastFailure(Mutex<Option<(Instant, PgError)>>);
+
+impl LastFailure {
+    /// The failure of a reconnection that ended after `since`.
+    fn since(&self, since: Instant) -> Option<PgError> {
+        let last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        last.as_ref()
+            .filter(|(at, _)| *at >= since)
+            .map(|(_, error)| error.clone())
+    }
+
+    /// Connects to `url`, remembering a failure.
+    async fn connect(&self, url: &str, setup: Option<&str>) -> Result<Client, PgError> {
+        let connected = connect(url, setup).await;
+        match &connected {
+            Ok(_) => tracing::info!("postgres session store: reconnected"),
+            Err(error) => {
+                *self.0.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some((Instant::now(), error.clone()));
+            }
+        }
+        connected
+    }
+}
+
 /// One connection for single statements, shared (its statements are pipelined),
 /// replaced when it is lost.
 pub(super) struct Conn {
@@ -138,6 +176,7 @@ pub(super) struct Conn {
     /// Held while reconnecting, so that one statement reconnects and the others wait
     /// for it.
     reconnecting: tokio::sync::Mutex<()>,
+    failed: LastFailure,
 }
 
 impl fmt::Debug for Conn {
@@ -154,6 +193,7 @@ impl Conn {
             setup,
             client: Mutex::new(Some(Arc::new(client))),
             reconnecting: tokio::sync::Mutex::new(()),
+            failed: LastFailure::default(),
         }
     }
 
@@ -170,13 +210,16 @@ impl Conn {
         if let Some(client) = self.current() {
             return Ok(client);
         }
+        let waiting = Instant::now();
         let _alone = self.reconnecting.lock().await;
         if let Some(client) = self.current() {
             return Ok(client);
         }
-        let client = Arc::new(connect(&self.url, self.setup).await?);
+        if let Some(error) = self.failed.since(waiting) {
+            return Err(error);
+        }
+        let client = Arc::new(self.failed.connect(&self.url, self.setup).await?);
         *self.client.lock().unwrap_or_else(PoisonError::into_inner) = Some(client.clone());
-        tracing::info!("postgres session store: reconnected");
         Ok(client)
     }
 
@@ -197,6 +240,7 @@ impl Conn {
 pub(super) struct TxConn {
     url: Arc<str>,
     client: tokio::sync::Mutex<Option<Client>>,
+    failed: LastFailure,
 }
 
 impl fmt::Debug for TxConn {
@@ -211,6 +255,7 @@ impl TxConn {
         TxConn {
             url,
             client: tokio::sync::Mutex::new(Some(client)),
+            failed: LastFailure::default(),
         }
     }
 
@@ -220,14 +265,14 @@ impl TxConn {
         &self,
         body: impl AsyncFnOnce(&Transaction<'_>) -> Result<Result<T, E>, tokio_postgres::Error>,
     ) -> Result<Result<T, E>, PgError> {
+        let waiting = Instant::now();
         let mut slot = self.client.lock().await;
         let mut client = match slot.take() {
             Some(client) if !client.is_closed() => client,
-            _ => {
-                let client = connect(&self.url, None).await?;
-                tracing::info!("postgres session store: reconnected");
-                client
-            }
+            _ => match self.failed.since(waiting) {
+                Some(error) => return Err(error),
+                None => self.failed.connect(&self.url, None).await?,
+            },
         };
         let outcome = async {
             let tx = client.transaction().await?;

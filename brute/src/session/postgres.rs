@@ -55,6 +55,10 @@ const DIALECT: Dialect = Dialect {
 /// error names the step and the driver's error), and the next turn after it is back
 /// succeeds, in the same process. A statement is never sent twice: an append whose
 /// commit was cut off may or may not be stored, and its turn fails either way.
+/// Leases are taken and given back with asynchronous commit (messages never are):
+/// after a *crash* of the server (not a restart, which keeps every commit), a lease
+/// given back in the last fraction of a second before it may come back with the
+/// server, and its session then waits for that lease to expire (`lease_ttl`).
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
     inner: Arc<Inner>,
@@ -400,13 +404,18 @@ impl SessionStore for PostgresStore {
                 Abandoned::RemoveLast(n) => {
                     // Fenced by the lease, as every write.
                     let from = lease.next - n as i64;
-                    let _ = store
+                    let trimmed = store
                         .execute(
                             &lease.session,
                             &store.sql().trim,
                             &[&lease.session, &from, &lease.owner],
                         )
                         .await;
+                    if let Err(error) =
+                        trimmed.map_err(store.sql().fail(Step::Trim, &lease.session))
+                    {
+                        tracing::warn!("{error}; the next turn starts after the unanswered prompt");
+                    }
                 }
                 Abandoned::Nothing => {}
             }
