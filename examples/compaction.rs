@@ -56,7 +56,7 @@ pub(crate) async fn run(model: AnyModel, dir: &Path) -> Result<(), Box<dyn std::
     };
     let sink = archive.clone();
     agent.on(EventKind::Compacted, move |_env, event| {
-        if let Event::Compacted { strategy, removed, tokens_before, tokens_after } = event {
+        if let Event::Compacted { strategy, removed, tokens_before, tokens_after, .. } = event {
             println!(
                 "  [compacted by {strategy}: {} messages archived, ~{tokens_before} -> ~{tokens_after} tokens]",
                 removed.len()

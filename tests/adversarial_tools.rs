@@ -19,6 +19,9 @@ use brute::{
 };
 use serde_json::{Value, json};
 
+mod providers_support;
+use providers_support::{Reply, Server};
+
 /// Tries per tool: each is one call while the swapper runs.
 const TRIES: usize = 300;
 
@@ -409,10 +412,26 @@ async fn huge_arguments_give_small_error_results() {
     assert!(results[6].contains("expected usize"), "{}", results[6]);
 }
 
-/// A provider's key given in code never reaches a tool result, although the pipeline
-/// was told nothing about it and the key is in no environment variable.
+/// An OpenAI reply to the scripted server: `calls` (JSON tool calls) or a text.
+fn openai_reply(calls: Value, text: &str) -> Reply {
+    let message = if calls.is_null() {
+        json!({"role": "assistant", "content": text})
+    } else {
+        json!({"role": "assistant", "content": null, "tool_calls": calls})
+    };
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    });
+    Reply::json(&body.to_string())
+}
+
+/// The default stack over an HTTP model whose key is given in code only: the tool
+/// results never carry the key, neither stored nor sent back to the model, although
+/// the pipeline was told nothing about it and the key is in no environment variable.
+/// The key reaches the pipeline as data: the terminal hands the model's key over.
 #[tokio::test]
-async fn an_api_key_given_in_code_is_hidden_from_tool_results() {
+async fn the_http_models_key_is_hidden_from_tool_results_without_configuration() {
     const KEY: &str = "sk-given-in-code-7d41c0ffee";
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -420,17 +439,32 @@ async fn an_api_key_given_in_code_is_hidden_from_tool_results() {
         format!("api_key = \"{KEY}\"\n"),
     )
     .unwrap();
-    // Never called: making it is what registers the key.
-    let _model = brute::providers::OpenAi::new("gpt-test").api_key(KEY);
-    let calls = vec![
-        ToolCall::new("1", "read", json!({ "file_path": "config.toml" })),
-        ToolCall::new(
-            "2",
-            "shell",
-            json!({ "command": "cat config.toml; echo $0" }),
-        ),
-    ];
-    let results = turn(dir.path(), calls).await;
+    let calls = json!([
+        {"id": "1", "type": "function", "function": {"name": "read", "arguments": "{\"file_path\":\"config.toml\"}"}},
+        {"id": "2", "type": "function", "function": {"name": "shell", "arguments": "{\"command\":\"cat config.toml\"}"}},
+    ]);
+    let server = Server::start(vec![
+        openai_reply(calls, ""),
+        openai_reply(Value::Null, "done"),
+    ])
+    .await;
+    let model = brute::providers::OpenAi::compatible(format!("{}/v1", server.url()), "gpt-test")
+        .api_key(KEY)
+        .stream(false);
+    let root = dir.path();
+    let agent = brute::brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: Tools::ALL, root: root, env_secrets: false };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results: Vec<&str> = outcome
+        .env
+        .messages
+        .iter()
+        .filter(|m| m.role == brute::Role::Tool)
+        .map(|m| m.content.as_str())
+        .collect();
     assert_eq!(results.len(), 2);
     for (i, result) in results.iter().enumerate() {
         assert!(
@@ -442,6 +476,44 @@ async fn an_api_key_given_in_code_is_hidden_from_tool_results() {
             "result {i}: {result}"
         );
     }
+    // What the model was sent back: the results, redacted; the key only in its header.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].json().to_string();
+    assert!(
+        second.contains("[redacted api key]") && !second.contains(KEY),
+        "{second}"
+    );
+    assert_eq!(outcome.text(), Some("done"));
+}
+
+/// Plain data: a key merely made in this process (as main registered every `ApiKey` in a
+/// process-wide list) is not hidden by an agent whose model does not hold it, and a
+/// pipeline told the key hides it.
+#[tokio::test]
+async fn a_key_no_model_of_the_agent_holds_is_not_registered_anywhere() {
+    const KEY: &str = "sk-made-but-unused-9b2e7a";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.txt"), KEY).unwrap();
+    let _unused = brute::providers::OpenAi::new("gpt-test").api_key(KEY);
+    let calls = vec![ToolCall::new("1", "read", json!({ "file_path": "k.txt" }))];
+    let results = turn(dir.path(), calls.clone()).await;
+    assert!(results[0].contains(KEY), "{}", results[0]);
+    let told =
+        brute::tools::Secrets::default().with_api_keys(&[brute::providers::ApiKey::new(KEY)]);
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let root = dir.path();
+    let agent = brute::brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: Tools::ALL, root: root, env_secrets: false, secrets: told };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let result = &outcome.env.messages[2].content;
+    assert!(
+        !result.contains(KEY) && result.contains("[redacted api key]"),
+        "{result}"
+    );
 }
 
 // ------------------------------------------------------------ shell
@@ -457,15 +529,11 @@ async fn shell_output_past_16_mib_is_drained_to_the_end_and_says_it_was_cut() {
     let out = run(&cx, "shell", json!({ "command": command }))
         .await
         .unwrap();
+    // The note comes last: a long output keeps its tail, so the model sees it.
     assert!(
-        out.starts_with(
-            "[output truncated at 16777216 bytes: the first 4194313 bytes are not shown]"
+        out.ends_with(
+            "THE-END\n\n[exit code: 3]\n[stdout: 20971529 bytes, the first 4194313 dropped: only the last 16777216 bytes are captured]"
         ),
-        "{}",
-        &out[..200]
-    );
-    assert!(
-        out.ends_with("THE-END\n\n[exit code: 3]"),
         "{}",
         &out[out.len() - 200..]
     );
@@ -508,4 +576,96 @@ async fn a_setsid_grandchild_is_killed_when_the_command_ends() {
         waited += Duration::from_millis(20);
     }
     assert!(dead(pid), "the setsid grandchild {pid} survived");
+}
+
+/// Through the pipeline, an output past the 16 MiB capture says what each stage
+/// dropped: the capture (its note is the last line, so the tail-keeping cut keeps it),
+/// then the pipeline's cut to 50 KiB, in bytes as well as lines.
+#[tokio::test]
+async fn a_huge_shell_output_says_how_many_bytes_each_stage_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 MiB of `a`, a newline, then 3,000 short lines (13,893 bytes).
+    let command = "head -c 20971520 /dev/zero | tr '\\0' a; echo; seq 1 3000";
+    let results = turn(
+        dir.path(),
+        vec![ToolCall::new("1", "shell", json!({ "command": command }))],
+    )
+    .await;
+    let out = &results[0];
+    let total: u64 = 20_971_520 + 1 + 13_893;
+    let capture = format!(
+        "[stdout: {total} bytes, the first {} dropped: only the last 16777216 bytes are captured]",
+        total - 16_777_216
+    );
+    assert!(
+        out.contains(&capture),
+        "{}",
+        &out[out.len().saturating_sub(600)..]
+    );
+    // The pipeline's note: lines and bytes shown of what the shell returned.
+    let note = out
+        .split("[Output truncated: ")
+        .nth(1)
+        .expect("the pipeline cut the output");
+    let shell_bytes = 16_777_216 + 1 + capture.len();
+    assert!(
+        note.contains(&format!(" of {shell_bytes} bytes; ")),
+        "{note}"
+    );
+    let not_shown: usize = note
+        .split("bytes; ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a byte count");
+    assert!(not_shown > 16_000_000, "{note}");
+    assert!(out.contains("\n3000\n"), "the tail is kept");
+}
+
+/// Kills the process whose id is in `pidfile` (a holder a test started on purpose).
+fn kill_holder(pidfile: &Path) {
+    if let Ok(pid) = std::fs::read_to_string(pidfile) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status();
+    }
+}
+
+/// A command that starts a process the shell cannot kill (it leaves the process
+/// group and drops the call's marker with `env -i`) and holds stdout: the
+/// command's part of it must not wait for, and its id in `holder.pid`.
+const ESCAPED_HOLDER: &str = "(env -i setsid sh -c 'echo $$ > holder.pid; exec sleep 60' &); \
+     until [ -s holder.pid ]; do sleep 0.01; done";
+
+/// The command printed, started a holder it cannot kill and exited: what it printed is
+/// returned (main returned "(no output)" after waiting 2 s), with a note saying a
+/// process still holds the output.
+#[tokio::test]
+async fn output_is_kept_when_an_escaped_process_holds_the_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = ToolContext::new(dir.path()).unwrap();
+    let command = format!("echo before; {ESCAPED_HOLDER}; echo after");
+    let out = run(&cx, "shell", json!({ "command": command })).await;
+    kill_holder(&dir.path().join("holder.pid"));
+    let out = out.unwrap();
+    assert!(out.starts_with("before\nafter\n"), "{out}");
+    assert!(out.contains("still holds its output open"), "{out}");
+    assert!(!out.contains("(no output)"), "{out}");
+}
+
+/// The command printed, started a holder it cannot kill and slept past its timeout:
+/// the timeout error carries what was printed (main lost it).
+#[tokio::test]
+async fn output_before_a_timeout_is_kept_when_an_escaped_process_holds_the_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = ToolContext::new(dir.path()).unwrap();
+    let command = format!("echo before; {ESCAPED_HOLDER}; echo after; sleep 30");
+    let out = run(&cx, "shell", json!({ "command": command, "timeout": 1 })).await;
+    kill_holder(&dir.path().join("holder.pid"));
+    let out = out.unwrap_err();
+    assert!(out.contains("timed out after 1s"), "{out}");
+    assert!(
+        out.contains("Output before the timeout:\nbefore\nafter"),
+        "{out}"
+    );
 }

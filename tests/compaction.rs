@@ -315,6 +315,7 @@ async fn the_compacted_event_carries_what_was_given_up() {
             removed,
             tokens_before,
             tokens_after,
+            ..
         } = event
         {
             assert!(tokens(&env.messages) == *tokens_after || env.last_call.is_some());
@@ -568,4 +569,121 @@ async fn a_summary_that_would_grow_the_conversation_is_not_applied() {
     assert_eq!(env.messages, before);
     assert!(env.removed.is_empty());
     assert!(env.applied.is_empty());
+}
+
+/// A provider that counts fewer tokens than the estimator (here 1 input token a
+/// call): the event's before and after are both estimates, so compaction never reads
+/// as having grown the conversation, and the provider's count stands beside them.
+#[tokio::test]
+async fn the_compacted_event_counts_before_and_after_in_one_unit() {
+    let counter = AtomicUsize::new(0);
+    let model = move |_env: &Env| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        async move {
+            let message = if n < 8 {
+                call(&format!("u{n}"), "read")
+            } else {
+                Message::assistant("done")
+            };
+            Ok(brute::Completion {
+                message,
+                usage: Some(brute::Usage {
+                    input_tokens: 1,
+                    output_tokens: 1,
+                    ..Default::default()
+                }),
+            })
+        }
+    };
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultCompactionPipeline { window: 200_000, trigger: Trigger::Messages(8) };
+        use FakeTools { output: 400 };
+        run model;
+    };
+    let log = events.clone();
+    agent.on(EventKind::Compacted, move |_env, event| {
+        if let Event::Compacted {
+            tokens_before,
+            tokens_after,
+            reported_before,
+            ..
+        } = event
+        {
+            log.lock()
+                .unwrap()
+                .push((*tokens_before, *tokens_after, *reported_before));
+        }
+    });
+    agent.start("go").await.unwrap();
+    let events = events.lock().unwrap();
+    assert!(!events.is_empty(), "the message trigger should have fired");
+    for (before, after, reported) in events.iter() {
+        assert!(
+            before > after,
+            "{before} -> {after} (reported {reported:?})"
+        );
+        let reported = reported.expect("the provider's count differs from the estimate");
+        assert!(reported < *before, "{reported} vs {before}");
+    }
+}
+
+/// The summariser's calls are model calls like any other: each is reported with
+/// `ModelRequest` and `ModelResponse` on the turn's env; a summary thrown away is an
+/// `Error` event from `Summarize` with its reason.
+#[tokio::test]
+async fn the_summarisers_calls_and_a_discarded_summary_are_events() {
+    let summaries = Arc::new(AtomicUsize::new(0));
+    let made = summaries.clone();
+    let verbose = ScriptedModel::from_fn(move |_env| {
+        made.fetch_add(1, Ordering::SeqCst);
+        Message::assistant("blah ".repeat(20_000))
+    });
+    let mut agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultCompactionPipeline {
+            window: 200_000,
+            trigger: Trigger::Messages(8),
+            compactor: pipeline! { run Summarize::new(verbose); },
+        };
+        use FakeTools { output: 40 };
+        run tool_caller(6, 200_000, Arc::default());
+    };
+    let requests = Arc::new(AtomicUsize::new(0));
+    let responses = Arc::new(AtomicUsize::new(0));
+    let discarded = Arc::new(Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    agent.on(EventKind::ModelRequest, move |_env, _event| {
+        seen.fetch_add(1, Ordering::SeqCst);
+    });
+    let seen = responses.clone();
+    agent.on(EventKind::ModelResponse, move |_env, _event| {
+        seen.fetch_add(1, Ordering::SeqCst);
+    });
+    let log = discarded.clone();
+    agent.on(EventKind::Error, move |_env, event| {
+        if let Event::Error { layer, error } = event {
+            log.lock()
+                .unwrap()
+                .push((layer.to_string(), error.to_string()));
+        }
+    });
+    let outcome = agent.start("go").await.unwrap();
+    let summaries = summaries.load(Ordering::SeqCst);
+    assert!(summaries > 0, "the summariser should have been asked");
+    let turn_calls = outcome
+        .env
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .count();
+    assert_eq!(requests.load(Ordering::SeqCst), turn_calls + summaries);
+    assert_eq!(responses.load(Ordering::SeqCst), turn_calls + summaries);
+    let discarded = discarded.lock().unwrap();
+    assert_eq!(discarded.len(), summaries, "{discarded:?}");
+    for (layer, reason) in discarded.iter() {
+        assert_eq!(layer, "Summarize");
+        assert!(reason.contains("not smaller"), "{reason}");
+    }
 }

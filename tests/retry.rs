@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod providers_support;
 mod scripted_tools;
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -282,4 +283,72 @@ async fn messages_appended_below_retry_in_a_failed_attempt_are_not_duplicated() 
     ];
     assert_eq!(outcome.env.messages, expected);
     assert_eq!(SessionFile::read(&path).unwrap(), expected);
+}
+
+/// A 503 with `Retry-After` from a real provider (both wire formats, against a local
+/// server): the wait is the server's, not the backoff; one longer than
+/// `max_retry_after` is not waited for. Real time, so the hint is 50 ms; what is
+/// checked is the wait `Retry` chose (its event), not how long it took.
+#[tokio::test]
+async fn a_503_retry_after_from_a_provider_is_honoured_and_capped() {
+    use brute::providers::{Anthropic, OpenAi, anthropic};
+    use providers_support::{Reply, Server};
+
+    let ok_openai = serde_json::json!({
+        "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "answer"}, "finish_reason": "stop"}]
+    });
+    let ok_anthropic = serde_json::json!({
+        "id": "m", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": "answer"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1}
+    });
+    for (api, ok) in [("openai", ok_openai), ("anthropic", ok_anthropic)] {
+        let busy = |hint: &str| Reply::status(503, &[("retry-after", hint)], "down for a bit");
+        let server = Server::start(vec![
+            busy("0.05"),
+            Reply::json(&ok.to_string()),
+            busy("3600"),
+        ])
+        .await;
+        let outcome = |max: Duration| {
+            let url = server.url();
+            async move {
+                let events;
+                let result = if api == "openai" {
+                    let model = OpenAi::compatible(format!("{url}/v1"), "m");
+                    let mut agent = brute_agent! {
+                        use Retry { base_delay: Duration::from_secs(30), max_retry_after: max };
+                        run model;
+                    };
+                    events = record_retries(&mut agent);
+                    agent.start("hello").await
+                } else {
+                    let model = Anthropic::from_wire(anthropic::Codec::new("m"), url);
+                    let mut agent = brute_agent! {
+                        use Retry { base_delay: Duration::from_secs(30), max_retry_after: max };
+                        run model;
+                    };
+                    events = record_retries(&mut agent);
+                    agent.start("hello").await
+                };
+                let events = events.lock().unwrap().clone();
+                (result, events)
+            }
+        };
+        let (result, retries) = outcome(Duration::from_secs(60)).await;
+        assert_eq!(result.unwrap().text(), Some("answer"), "{api}");
+        assert_eq!(retries, [(1, Duration::from_millis(50))], "{api}");
+        let (result, retries) = outcome(Duration::from_secs(60)).await;
+        assert!(
+            matches!(
+                result,
+                Err(Error::Model(ModelError::Unavailable { status: 503, retry_after, .. }))
+                    if retry_after == Duration::from_secs(3600)
+            ),
+            "{api}: {result:?}"
+        );
+        assert!(retries.is_empty(), "{api}: a capped hint is not waited for");
+        assert_eq!(server.requests().len(), 3, "{api}");
+    }
 }

@@ -228,7 +228,7 @@ fn a_compaction_is_an_item_of_the_stream() {
             .collect();
         assert!(!compactions.is_empty(), "{items:?}");
         for item in compactions {
-            let TurnItem::Compacted { strategy, removed, tokens_before, tokens_after } = item else {
+            let TurnItem::Compacted { strategy, removed, tokens_before, tokens_after, .. } = item else {
                 unreachable!()
             };
             assert!(!strategy.is_empty());

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use brute::tools::{
     Approval, Decision, Tool, ToolContext, ToolError, ToolOutput, Truncation, schemars, serde,
@@ -101,44 +101,61 @@ fn tool_results(messages: &[Message]) -> Vec<(&str, &str)> {
         .collect()
 }
 
+/// Arguments of [`Meet`].
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "brute::tools::serde")]
+#[schemars(crate = "brute::tools::schemars")]
+struct MeetArgs {
+    /// What to return.
+    label: String,
+}
+
+/// Waits until every call of the batch has started, then returns its label: a batch of
+/// them finishes only if its calls run at the same time (run one after the other, the
+/// first would wait for the others forever, here until the pipeline's timeout).
+struct Meet {
+    all: Arc<tokio::sync::Barrier>,
+}
+
+impl Tool for Meet {
+    type Args = MeetArgs;
+    fn name(&self) -> &str {
+        "meet"
+    }
+    fn description(&self) -> &str {
+        "Waits for the other calls."
+    }
+    async fn call(&self, args: MeetArgs, _cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.all.wait().await;
+        Ok(ToolOutput::text(args.label))
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn eight_sleeping_calls_run_concurrently_and_keep_call_order() {
+async fn eight_calls_run_concurrently_and_keep_call_order() {
     let dir = tempfile::tempdir().unwrap();
     let calls: Vec<ToolCall> = (0..8)
-        .map(|i| {
-            call(
-                &format!("c{i}"),
-                "sleep",
-                json!({"ms": 200, "label": format!("r{i}")}),
-            )
-        })
+        .map(|i| call(&format!("c{i}"), "meet", json!({"label": format!("r{i}")})))
         .collect();
     let model =
         ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("done")]);
+    let meet = Meet {
+        all: Arc::new(tokio::sync::Barrier::new(8)),
+    };
     let agent = brute_agent! {
         use Loop::ToolResult;
-        use DefaultToolPipeline { tools: (Sleep,), root: dir.path() };
+        // The timeout only ends a failing run: calls that do not overlap never meet.
+        use DefaultToolPipeline { tools: (meet,), root: dir.path(), timeout: Duration::from_secs(60) };
         run model;
     };
-    let started = Instant::now();
     let outcome = agent.start("go").await.unwrap();
-    let elapsed = started.elapsed();
-    let sequential = Duration::from_millis(8 * 200);
-    let results = tool_results(&outcome.env.messages);
-    let expected: Vec<(String, String)> =
-        (0..8).map(|i| (format!("c{i}"), format!("r{i}"))).collect();
-    let got: Vec<(String, String)> = results
+    let got: Vec<(String, String)> = tool_results(&outcome.env.messages)
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
+    let expected: Vec<(String, String)> =
+        (0..8).map(|i| (format!("c{i}"), format!("r{i}"))).collect();
     assert_eq!(got, expected);
-    let ratio = elapsed.as_secs_f64() / sequential.as_secs_f64();
-    println!("8 concurrent calls: {elapsed:?} vs {sequential:?} sequential (ratio {ratio:.3})");
-    // The issue asks for well under the sequential time; the margin is generous.
-    assert!(
-        ratio < 0.5,
-        "took {elapsed:?} against {sequential:?} sequential"
-    );
     assert_eq!(outcome.text(), Some("done"));
 }
 
@@ -485,7 +502,9 @@ async fn long_outputs_are_cut_and_saved_in_full() {
     let result = tool_results(&outcome.env.messages)[0].1;
     assert!(result.starts_with("line 0\nline 1\n"));
     assert!(
-        result.contains("[Output truncated: showing 2000 of 5000 lines]"),
+        result.contains(
+            "[Output truncated: showing 2000 of 5000 lines, 18890 of 48890 bytes; 30000 bytes not shown]"
+        ),
         "{}",
         &result[result.len() - 300..]
     );
@@ -668,4 +687,53 @@ async fn the_per_call_pipeline_takes_stages_of_ones_own() {
     assert!(results[2].1.contains("unknown tool `nope`"));
     // The unknown tool stopped at `Validate`, before the audit.
     assert_eq!(*seen.lock().unwrap(), ["sleep", "fail"]);
+}
+
+/// A scripted model holding an API key, as an HTTP provider does.
+struct Keyed(ScriptedModel);
+
+const KEYED_KEY: &str = "sk-keyed-model-5e1f0a";
+
+impl brute::Model for Keyed {
+    async fn complete(&self, env: &brute::Env) -> Result<brute::model::Completion, brute::Error> {
+        self.0.complete(env).await
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![KEYED_KEY]
+    }
+}
+
+/// A turn that resumes an approved call runs it before any model call: the pipeline
+/// hides the key the terminal handed over on an earlier pass of this agent, although
+/// the env it resumes (as one loaded from a store would be) carries none.
+#[tokio::test]
+async fn a_resumed_call_hides_the_key_the_model_handed_over_earlier() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.txt"), KEYED_KEY).unwrap();
+    let model = Keyed(ScriptedModel::per_turn([
+        Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
+        Message::assistant("done"),
+    ]));
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: brute::tools::Tools::ALL,
+            root: dir.path(),
+            env_secrets: false,
+            approval: Approval::ask(["read"]),
+        };
+        run model;
+    };
+    let paused = agent.start("go").await.unwrap();
+    assert!(paused.stop.awaiting_approval().is_some());
+    let mut fresh = brute::Env::new();
+    fresh.messages = paused.env.messages.clone();
+    let outcome = agent
+        .decide(fresh, "c1", brute::stream::Verdict::Approve)
+        .await
+        .unwrap();
+    let result = tool_results(&outcome.env.messages)[0].1.to_string();
+    assert!(!result.contains(KEYED_KEY), "{result}");
+    assert!(result.contains("[redacted api key]"), "{result}");
 }

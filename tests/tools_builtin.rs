@@ -534,7 +534,9 @@ async fn long_shell_outputs_keep_their_tail() {
         "{}",
         &out[..50]
     );
-    assert!(out.contains("[Output truncated: showing 2000 of 5000 lines]"));
+    assert!(out.contains(
+        "[Output truncated: showing 2000 of 5000 lines, 10000 of 23893 bytes; 13893 bytes not shown]"
+    ));
 }
 
 #[tokio::test]

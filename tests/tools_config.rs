@@ -147,17 +147,35 @@ fn without_a_timeout_the_pipeline_runs_on_a_runtime_without_timers() {
     assert_eq!(outcome.env.messages[2].content, "no timers needed");
 }
 
+/// Waits once (a yield, no timer of its own), then prints its text.
+#[tool]
+async fn wait_then_echo(text: String) -> Result<String, ToolError> {
+    tokio::task::yield_now().await;
+    Ok(text)
+}
+
+/// The pipeline does not probe the runtime: with a timeout, on a runtime without
+/// timers, a call that never waits runs, and a call that waits gets an error result
+/// saying what to enable (Tokio's own words, through the call's panic guard); the turn
+/// goes on.
 #[test]
-fn with_a_timeout_a_runtime_without_timers_is_an_error_saying_what_to_enable() {
+fn with_a_timeout_a_runtime_without_timers_fails_only_waiting_calls_saying_what_to_enable() {
     let root = tempfile::tempdir().unwrap();
-    let saved = tempfile::tempdir().unwrap();
-    let model = model("x");
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                ToolCall::new("a", "echo", json!({ "text": "ran" })),
+                ToolCall::new("b", "wait_then_echo", json!({ "text": "waited" })),
+            ],
+        ),
+        Message::assistant("ok"),
+    ]);
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline {
-            tools: (Echo,),
+            tools: (Echo, WaitThenEcho),
             root: root.path(),
-            output_dir: saved.path(),
             env_secrets: false,
         };
         run model;
@@ -165,9 +183,68 @@ fn with_a_timeout_a_runtime_without_timers_is_an_error_saying_what_to_enable() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let err = runtime.block_on(agent.start("go")).unwrap_err().to_string();
+    let outcome = runtime.block_on(agent.start("go")).unwrap();
+    assert_eq!(outcome.env.messages[2].content, "ran");
+    let waited = &outcome.env.messages[3].content;
     assert!(
-        err.contains("DefaultToolPipeline") && err.contains("enable_time()"),
-        "{err}"
+        waited.starts_with("Error: tool `wait_then_echo`") && waited.contains("enable_time"),
+        "{waited}"
     );
+    assert_eq!(outcome.text(), Some("ok"));
+}
+
+/// By default a cut output is saved nowhere: the result says what was dropped and that
+/// nothing was saved, and the pipeline writes no file (main saved it under
+/// `$XDG_DATA_HOME/brute/tool-output` and deleted week-old files there).
+#[tokio::test]
+async fn by_default_a_cut_output_is_not_saved_anywhere() {
+    let root = tempfile::tempdir().unwrap();
+    let long: String = (0..3000).map(|i| format!("{i}\n")).collect();
+    let model = model(&long);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Echo,), root: root.path(), env_secrets: false };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let result = &outcome.env.messages[2].content;
+    assert!(
+        result.contains("showing 2000 of 3000 lines, 8890 of 13890 bytes; 5000 bytes not shown]"),
+        "{result}"
+    );
+    assert!(
+        result.contains("was not saved") && !result.contains("saved to:"),
+        "{result}"
+    );
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+    let cx = ToolContext::new(root.path()).unwrap();
+    assert_eq!(cx.output_dir(), None);
+}
+
+/// Opting in to a folder saves the full text there, named in the result.
+#[tokio::test]
+async fn a_configured_output_dir_keeps_the_full_text() {
+    let root = tempfile::tempdir().unwrap();
+    let saved = tempfile::tempdir().unwrap();
+    let long: String = (0..3000).map(|i| format!("{i}\n")).collect();
+    let model = model(&long);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: (Echo,),
+            root: root.path(),
+            env_secrets: false,
+            output_dir: saved.path(),
+        };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let result = &outcome.env.messages[2].content;
+    let path = result
+        .split("Full output saved to: ")
+        .nth(1)
+        .and_then(|rest| rest.split(". Use").next())
+        .unwrap();
+    assert!(Path::new(path).starts_with(saved.path()), "{path}");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), long);
 }

@@ -19,7 +19,10 @@ pub enum McpError {
         source: io::Error,
     },
     /// The MCP handshake (`initialize`) failed.
-    #[error("MCP server `{server}`: the handshake failed: {source}")]
+    #[error(
+        "MCP server `{server}`: the handshake failed: {}",
+        handshake_problem(source)
+    )]
     Initialize {
         /// The server's name.
         server: String,
@@ -55,6 +58,20 @@ pub enum McpError {
         /// Why, with every cause (`invalid peer certificate: UnknownIssuer`).
         problem: String,
     },
+    /// An HTTP server answered the handshake with 401 and a `WWW-Authenticate`
+    /// challenge: it needs OAuth, which this client does not do. A server that takes
+    /// a token issued another way works with [`HttpServer::bearer`](crate::HttpServer::bearer).
+    #[error(
+        "MCP server `{server}`: 401 from {url}: this server needs OAuth, which brute-mcp's client does not do (it asked: {challenge}); give a token obtained another way with HttpServer::bearer"
+    )]
+    AuthRequired {
+        /// The server's name.
+        server: String,
+        /// Its URL.
+        url: String,
+        /// The `WWW-Authenticate` challenge it sent.
+        challenge: String,
+    },
     /// An HTTP server's options are unusable: a header, a root certificate, the client.
     #[error("MCP server at {url}: {problem}")]
     Http {
@@ -71,4 +88,15 @@ pub enum McpError {
         /// What failed.
         problem: String,
     },
+}
+
+/// What went wrong in a handshake, in words: rmcp's own message for a transport error
+/// starts with the transport's Rust type, which says nothing to a reader.
+fn handshake_problem(error: &rmcp::service::ClientInitializeError) -> String {
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            format!("{} (when {context})", error.error)
+        }
+        other => other.to_string(),
+    }
 }

@@ -110,6 +110,18 @@ pub enum ModelError {
         /// The body or reason the server gave.
         message: String,
     },
+    /// The server is unavailable for now and said how long to wait (HTTP 503, or
+    /// another 5xx, with a `Retry-After` header); without that header a 5xx is
+    /// [`ModelError::Server`].
+    #[error("server unavailable {status} (retry after {:.1}s): {message}", retry_after.as_secs_f64())]
+    Unavailable {
+        /// The HTTP status.
+        status: u16,
+        /// How long the server asked to wait.
+        retry_after: Duration,
+        /// The body or reason the server gave.
+        message: String,
+    },
     /// The call did not finish in time.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
@@ -144,6 +156,7 @@ impl ModelError {
             self,
             ModelError::RateLimited { .. }
                 | ModelError::Server { .. }
+                | ModelError::Unavailable { .. }
                 | ModelError::Timeout(_)
                 | ModelError::Connection(_)
         )
@@ -153,6 +166,7 @@ impl ModelError {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             ModelError::RateLimited { retry_after } => *retry_after,
+            ModelError::Unavailable { retry_after, .. } => Some(*retry_after),
             _ => None,
         }
     }

@@ -94,10 +94,15 @@ pub enum Event<'a> {
         strategy: &'a str,
         /// The messages removed or rewritten, as they were before.
         removed: &'a [Message],
-        /// Estimated tokens before.
+        /// Estimated tokens before, in the unit of `tokens_after`: the estimator's
+        /// count, scaled to the provider's when the provider counted more.
         tokens_before: usize,
         /// Estimated tokens after.
         tokens_after: usize,
+        /// The provider's count of the conversation before the cut (its last reported
+        /// usage plus estimates of what came after), when it differs from the
+        /// estimate.
+        reported_before: Option<usize>,
     },
     /// A tool call needs a person's decision: the approval policy said
     /// [`Decision::Ask`](crate::tools::Decision::Ask). The call is stored in the session as

@@ -14,6 +14,8 @@ use crate::message::Message;
 pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
+mod call_ids;
+
 /// The body of a terminal's pass around `$reply` (a future of `Result<impl Reply,
 /// Error>` that reads `$env`): the durability step, the request event, the call, the
 /// answer appended, the durability step again, the response event. A macro rather than
@@ -108,6 +110,13 @@ pub trait Model: Send + Sync {
     fn name(&self) -> &str {
         "model"
     }
+
+    /// The secrets the model holds (an HTTP provider's API key; none by default). The
+    /// agent's terminal hands them to the tool pipeline through the env, which hides
+    /// them from every tool result: a wrapper around a model forwards them.
+    fn secrets(&self) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -144,8 +153,33 @@ impl<M> Terminal<M> {
 
 impl<M: Model> Handler<Env> for Terminal<M> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        #[cfg(feature = "tools")]
+        hand_over_secrets(env, self.model.secrets());
         let span = call_span(self.model.name(), env);
         model_pass!(env, span, self.model.complete(env))
+    }
+}
+
+/// The API keys of the model an agent runs, left in the env by its terminal for the
+/// tool pipeline, which hides them from tool results (read in `tools::pipeline`).
+#[cfg(feature = "tools")]
+pub(crate) struct ModelSecrets(pub(crate) Vec<String>);
+
+/// Leaves `keys` in `env` for the tool pipeline unless they are there already: a model
+/// without keys costs a branch, one with a key a lookup and a comparison per pass.
+#[cfg(feature = "tools")]
+#[inline]
+fn hand_over_secrets(env: &mut Env, keys: Vec<&str>) {
+    if keys.is_empty() {
+        return;
+    }
+    if env
+        .extensions
+        .get::<ModelSecrets>()
+        .is_none_or(|known| !known.0.iter().map(String::as_str).eq(keys.iter().copied()))
+    {
+        let keys = keys.into_iter().map(str::to_string).collect();
+        env.extensions.insert(ModelSecrets(keys));
     }
 }
 
@@ -207,39 +241,17 @@ fn before_call(env: &Env) {
     });
 }
 
-/// Gives every tool call of `message` an id of its own before it is stored: a call
-/// with an empty id gets `call_<pass>_<n>`, and a call whose id an earlier call of the
-/// same message has gets `<id>_<n>`. Providers refuse histories with duplicate or
-/// empty ids, and a result must answer exactly one call. Costs a comparison per pair
-/// of calls (a reply has few).
-fn unique_call_ids(message: &mut Message, pass: u32) {
-    let calls = &mut message.tool_calls;
-    for n in 0..calls.len() {
-        let (before, rest) = calls.split_at_mut(n);
-        let call = &mut rest[0];
-        if call.id.is_empty() {
-            call.id = format!("call_{pass}_{n}");
-        }
-        while before.iter().any(|earlier| earlier.id == call.id) {
-            call.id = format!("{}_{n}", call.id);
-        }
-    }
-}
-
 /// What every terminal does with the model's answer before the durability step: append
 /// it, give its tool calls unique ids, count usage. The terminal then makes it durable
 /// before any tool runs ([`Env::persist`]) and reports it ([`respond`]).
 #[inline]
 fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span) {
     let pass = env.iteration;
-    // Appended first and fixed in place: the reply is not moved again.
+    // Call ids unique across the session, before the reply is stored; appended first
+    // and fixed in place: the reply is not moved again.
+    let taken = call_ids::taken_by(&env.messages, &message);
     env.messages.push_then(message, |message| {
-        // One call with an id (the common reply) is unique already.
-        match message.tool_calls.as_slice() {
-            [] => {}
-            [call] if !call.id.is_empty() => {}
-            _ => unique_call_ids(message, pass),
-        }
+        call_ids::make_unique(taken, message, pass)
     });
     if let Some(usage) = usage {
         env.usage += usage;

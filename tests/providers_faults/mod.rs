@@ -32,6 +32,8 @@ pub struct Settings {
     pub idle: Option<Duration>,
     pub max_event_bytes: Option<usize>,
     pub max_response_bytes: Option<usize>,
+    pub max_stream_bytes: Option<usize>,
+    pub call_timeout: Option<Duration>,
 }
 
 impl Settings {
@@ -55,6 +57,12 @@ impl Settings {
         }
         if let Some(n) = self.max_response_bytes {
             model = model.max_response_bytes(n);
+        }
+        if let Some(n) = self.max_stream_bytes {
+            model = model.max_stream_bytes(n);
+        }
+        if let Some(t) = self.call_timeout {
+            model = model.call_timeout(t);
         }
         model
     }
@@ -225,7 +233,7 @@ pub fn openai_chunk(delta: Value, finish: Value) -> Value {
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 }
 
-fn anthropic_start() -> Value {
+pub fn anthropic_start() -> Value {
     json!({"type": "message_start", "message": {"id": "msg_s", "type": "message", "role": "assistant",
         "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}})
 }

@@ -41,6 +41,16 @@ pub enum Reply {
     /// Writes `head` (raw bytes: nothing, a status line, part of a stream), then resets
     /// the connection (RST).
     Reset { head: Vec<u8> },
+    /// Starts an event stream, sends `prefix`, then one more `piece` each time `next`
+    /// is notified, up to `pieces` of them (or until the client goes away), then
+    /// `suffix` and the end of the body.
+    Drip {
+        prefix: Vec<u8>,
+        piece: Vec<u8>,
+        pieces: usize,
+        suffix: Vec<u8>,
+        next: Arc<tokio::sync::Notify>,
+    },
     /// A 200 response of `content_type` whose body is `prefix` then `piece` repeated,
     /// `total` bytes in all, announced by `content-length` when `announce`, chunked
     /// otherwise. `written` counts the body bytes the socket accepted: it stops growing
@@ -212,6 +222,29 @@ async fn serve(
                 let _ = socket.set_zero_linger();
                 false
             }
+            Reply::Drip {
+                prefix,
+                piece,
+                pieces,
+                suffix,
+                next,
+            } => {
+                let socket = socket.get_mut();
+                if write_stream(socket, &[prefix], false).await.is_ok() {
+                    let mut sent = 0;
+                    while sent < pieces {
+                        next.notified().await;
+                        if write_stream_piece(socket, &piece).await.is_err() {
+                            return;
+                        }
+                        sent += 1;
+                    }
+                    let _ = write_stream_piece(socket, &suffix).await;
+                    let _ = socket.write_all(b"0\r\n\r\n").await;
+                    let _ = socket.flush().await;
+                }
+                false
+            }
             Reply::Flood {
                 content_type,
                 announce,
@@ -278,7 +311,9 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
+        413 => "Payload Too Large",
         429 => "Too Many Requests",
+        503 => "Service Unavailable",
         500 => "Internal Server Error",
         529 => "Overloaded",
         _ => "Status",
@@ -336,6 +371,15 @@ async fn write_stream(
         socket.flush().await?;
     }
     Ok(())
+}
+
+async fn write_stream_piece(socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    socket
+        .write_all(format!("{:x}\r\n", bytes.len()).as_bytes())
+        .await?;
+    socket.write_all(bytes).await?;
+    socket.write_all(b"\r\n").await?;
+    socket.flush().await
 }
 
 async fn flood(

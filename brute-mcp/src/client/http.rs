@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::redirect::{Attempt, Policy};
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 
 use crate::error::McpError;
 
@@ -125,6 +128,27 @@ impl HttpServer {
             StreamableHttpClientTransport::with_client(client, config),
         ))
     }
+}
+
+/// The `WWW-Authenticate` challenge of a handshake the server refused with 401, if
+/// that is why it failed (rmcp reports it as "Auth required" several errors deep).
+pub(super) fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(current) = cause {
+        if let Some(auth) = current.downcast_ref::<AuthRequiredError>() {
+            return Some(auth.www_authenticate_header.clone());
+        }
+        if let Some(StreamableHttpError::AuthRequired(auth)) =
+            current.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return Some(auth.www_authenticate_header.clone());
+        }
+        cause = current.source();
+    }
+    None
 }
 
 /// Why `url` cannot be reached at all, with every cause, or `None` when it answers.

@@ -122,6 +122,15 @@ impl McpTools {
         let url = http.url().to_string();
         let (client, transport) = http.transport()?;
         match Self::start(server.clone(), transport, None).await {
+            Err(McpError::Initialize { source, .. })
+                if let Some(challenge) = http::auth_challenge(&source) =>
+            {
+                Err(McpError::AuthRequired {
+                    server,
+                    url,
+                    challenge,
+                })
+            }
             Err(McpError::Initialize { .. })
                 if let Some(problem) = http::why_unreachable(&client, &url).await =>
             {
@@ -196,6 +205,29 @@ impl McpTools {
     /// when the last clone is dropped; `None` for other transports.
     pub fn process_group(&self) -> Option<u32> {
         self.inner.group.as_ref().map(KillGroup::id)
+    }
+
+    /// Closes the connection and waits until it is closed: an HTTP session is ended
+    /// at the server with `DELETE` (rmcp waits a bounded time for its answer), and a
+    /// stdio server's process group is killed. Other clones of this value keep the
+    /// connection open: only the last one closes it.
+    ///
+    /// Dropping the last clone closes the connection too, but in the background, so
+    /// a program that exits right after may end before the server hears of it: call
+    /// `close` before exiting.
+    pub async fn close(self) {
+        let Ok(inner) = Arc::try_unwrap(self.inner) else {
+            return;
+        };
+        let Inner {
+            state: _,
+            mut service,
+            group,
+        } = inner;
+        if let Err(error) = service.close().await {
+            tracing::debug!(%error, "the MCP client's task ended with an error");
+        }
+        drop(group);
     }
 
     /// Whether the connection to the server is closed (the server exited or crashed).

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use rmcp::ClientHandler;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 
 use super::{State, list};
@@ -25,7 +26,21 @@ impl Listener {
     }
 }
 
+/// The protocol version the client speaks and announces: the latest revision with the
+/// `initialize` handshake, which is the lifecycle this client runs.
+pub(crate) const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
 impl ClientHandler for Listener {
+    /// What the client announces in `initialize`: the version it really speaks
+    /// ([`PROTOCOL_VERSION`]), and its name, `brute-mcp`, with this crate's version.
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("brute-mcp", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(PROTOCOL_VERSION)
+    }
+
     fn on_tool_list_changed(
         &self,
         context: NotificationContext<RoleClient>,

@@ -128,16 +128,16 @@ impl<S: Handler<Env> + 'static> ServerHandler for AgentServer<S> {
                 None,
             ));
         }
+        // Bad arguments are a result the model can read and correct (`isError`), as
+        // the MCP specification asks; a JSON-RPC error is for the protocol.
         let prompt = match request.arguments.as_ref().and_then(|a| a.get("prompt")) {
             Some(Value::String(prompt)) => prompt.clone(),
             _ => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "tool `{}`: argument `prompt`: a string is required",
-                        self.tool
-                    ),
-                    None,
-                ));
+                return Ok(mcp_result(Err(format!(
+                    "tool `{}`: argument `prompt`: a string is required",
+                    self.tool
+                )))
+                .into());
             }
         };
         tokio::select! {

@@ -52,6 +52,24 @@ pub struct CompactionEnv {
     /// Names of the strategies that changed something, in order.
     pub applied: Vec<&'static str>,
     estimator: SharedEstimator,
+    /// What the strategies asked a model and what it answered, for the events the
+    /// pipeline emits on the turn's env.
+    model_calls: Vec<ModelCall>,
+    /// Work a strategy did and threw away, with the reason.
+    discarded: Vec<(&'static str, String)>,
+}
+
+/// One model call a strategy made (the summariser's), reported on the turn's env as
+/// [`Event::ModelRequest`](crate::Event::ModelRequest) and
+/// [`Event::ModelResponse`](crate::Event::ModelResponse), like any model call.
+#[derive(Debug)]
+pub(crate) struct ModelCall {
+    /// The messages sent.
+    pub(crate) messages: usize,
+    /// The tools advertised.
+    pub(crate) tools: usize,
+    /// The answer.
+    pub(crate) completion: crate::Completion,
 }
 
 impl CompactionEnv {
@@ -76,7 +94,39 @@ impl CompactionEnv {
             removed: Vec::new(),
             applied: Vec::new(),
             estimator,
+            model_calls: Vec::new(),
+            discarded: Vec::new(),
         }
+    }
+
+    /// Records a model call a strategy made: `request` as sent and the `completion`
+    /// it got. `DefaultCompactionPipeline` reports it on the turn's env as the model
+    /// events of any call ([`Event::ModelRequest`](crate::Event::ModelRequest), then
+    /// [`Event::ModelResponse`](crate::Event::ModelResponse)), when the compaction is
+    /// done. `Summarize` records each of its calls; a strategy of your own that calls
+    /// a model should too.
+    pub fn record_model_call(&mut self, request: &crate::Env, completion: &crate::Completion) {
+        self.model_calls.push(ModelCall {
+            messages: request.messages.len(),
+            tools: request.tools.len(),
+            completion: completion.clone(),
+        });
+    }
+
+    /// Records that `strategy` threw away work it did (for example a summary no
+    /// smaller than what it would replace), and why. `DefaultCompactionPipeline`
+    /// reports it on the turn's env as [`Event::Error`](crate::Event::Error) from that
+    /// strategy; the turn goes on.
+    pub fn discard(&mut self, strategy: &'static str, reason: impl Into<String>) {
+        self.discarded.push((strategy, reason.into()));
+    }
+
+    /// The model calls and discarded work recorded, taken out for the events.
+    pub(crate) fn take_reports(&mut self) -> (Vec<ModelCall>, Vec<(&'static str, String)>) {
+        (
+            std::mem::take(&mut self.model_calls),
+            std::mem::take(&mut self.discarded),
+        )
     }
 
     /// The estimated tokens of each message, aligned with `messages`.

@@ -269,6 +269,9 @@ where
         // reported usage), the strategies work in the provider's units: every estimate
         // is scaled by the same factor, so that what they cut matches what it counts.
         let estimated: usize = estimates.iter().sum();
+        // The provider's count, when `before` is one: the event reports it beside the
+        // estimates, which are what the strategies cut by.
+        let reported_before = (before != estimated).then_some(before);
         let (estimates, estimator) = if estimated > 0 && before > estimated {
             let scale = before as f64 / estimated as f64;
             let scaled: SharedEstimator = Arc::new(Scaled {
@@ -280,11 +283,14 @@ where
         } else {
             (estimates, self.estimator.clone())
         };
+        // Before and after in one unit: the (scaled) estimates the strategies work in.
+        let estimated_before: usize = estimates.iter().sum();
         let messages = env.messages.take_out();
         let target = self.target_for(before);
         let mut cenv = CompactionEnv::with_estimates(messages, estimates, target, estimator);
         let result = self.compactor.compact(&self.summariser, &mut cenv).await;
         let after = cenv.tokens();
+        let (model_calls, discarded) = cenv.take_reports();
         let CompactionEnv {
             messages,
             estimates,
@@ -298,6 +304,24 @@ where
         env.extensions
             .get_or_insert_with(TokenCache::default)
             .reset(estimates, &env.messages);
+        // The strategies' model calls and discarded work, as the events of any call.
+        for call in &model_calls {
+            env.emit(Event::ModelRequest {
+                messages: call.messages,
+                tools: call.tools,
+            });
+            env.emit(Event::ModelResponse {
+                message: &call.completion.message,
+                usage: call.completion.usage.as_ref(),
+            });
+        }
+        for (strategy, reason) in discarded {
+            let error = Error::layer(strategy, reason);
+            env.emit(Event::Error {
+                layer: strategy,
+                error: &error,
+            });
+        }
         if !removed.is_empty() {
             // The provider's count covered the conversation before the cut.
             env.last_call = None;
@@ -305,8 +329,9 @@ where
             env.emit(Event::Compacted {
                 strategy: &strategy,
                 removed: &removed,
-                tokens_before: before,
+                tokens_before: estimated_before,
                 tokens_after: after,
+                reported_before,
             });
         }
         if let Err(error) = &result {

@@ -324,20 +324,27 @@ impl<M: Model> Strategy for Summarize<M> {
             request
                 .messages
                 .push(Message::user(transcript(&env.messages[range.clone()])));
-            let summary = self.model.complete(&request).await?.message.content;
+            let completion = self.model.complete(&request).await?;
+            env.record_model_call(&request, &completion);
             let count = range.len();
-            let summary =
-                Message::user(format!("[Summary of {count} earlier messages]\n{summary}"));
+            let summary = Message::user(format!(
+                "[Summary of {count} earlier messages]\n{}",
+                completion.message.content
+            ));
             // A summary no smaller than what it replaces is no compaction: keep the
             // messages, and say why nothing was cut.
             let replaced: usize = env.estimates()[range.clone()].iter().sum();
             let size = env.estimator().estimate(&summary);
             if size >= replaced {
+                let reason = format!(
+                    "the summary ({size} tokens) is not smaller than the {count} messages it would replace ({replaced} tokens); kept them"
+                );
                 tracing::warn!(
                     brute.compaction.replaced_tokens = replaced,
                     brute.compaction.summary_tokens = size,
-                    "Summarize: the summary is not smaller than the {count} messages it would replace; kept them"
+                    "Summarize: {reason}"
                 );
+                env.discard(self.name(), reason);
                 continue;
             }
             env.splice(range, Some(summary));

@@ -12,7 +12,6 @@
 
 use std::fmt;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::message::{Message, Role};
 
@@ -317,8 +316,12 @@ impl Transcript {
 
 /// A new transcript identity.
 fn next_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+    // 64 random bits (std's `RandomState` differs on every call, seeded randomly per
+    // thread): no counter of brute's own in the process.
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish()
 }
 
 impl Default for Transcript {

@@ -1,6 +1,5 @@
 //! `Retry`: tries a failed model call again when the failure is transient.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::trace::traced;
@@ -100,19 +99,18 @@ impl<A> Retry<A> {
     }
 }
 
-/// A cheap pseudo-random number (splitmix64 over the clock and a counter): jitter
-/// needs spread, not quality.
+/// A cheap pseudo-random number: jitter needs spread, not quality. std's
+/// `RandomState` is seeded randomly per thread and differs on every call, so no state
+/// of brute's own is kept.
 fn random() -> u64 {
-    static STATE: AtomicU64 = AtomicU64::new(0);
-    let clock = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos() as u64 ^ d.as_secs());
-    let mut z = STATE
-        .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
-        .wrapping_add(clock);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
 }
 
 impl<A: Handler<Env>> Handler<Env> for Retry<A> {

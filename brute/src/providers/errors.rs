@@ -1,6 +1,6 @@
 //! Mapping HTTP failures and provider error bodies to [`ModelError`]. Messages quote
-//! at most [`QUOTE_LIMIT`] bytes of what a server sent; secrets are taken out later, at
-//! the model's one redaction point (`redact.rs`).
+//! at most [`QUOTE_LIMIT`] bytes of what a server sent, from text whose secrets were
+//! replaced before (`redact.rs`), and never cut a key-shaped word in two.
 
 #[cfg(any(feature = "http", test))]
 use std::time::Duration;
@@ -34,6 +34,11 @@ pub(crate) fn status_error(
         400 | 422 if is_context_too_long(kind.as_deref(), code.as_deref(), &message) => {
             ModelError::ContextTooLong(described)
         }
+        408 | 500..=599 if retry_after.is_some() => ModelError::Unavailable {
+            status,
+            retry_after: retry_after.unwrap_or_default(),
+            message: format!("{place}: {message}"),
+        },
         408 | 500..=599 => ModelError::Server {
             status,
             message: format!("{place}: {message}"),
@@ -123,7 +128,10 @@ fn is_context_too_long(kind: Option<&str>, code: Option<&str>, message: &str) ->
     .any(|needle| lower.contains(needle))
 }
 
-/// At most [`QUOTE_LIMIT`] bytes of `body`, cut at a character boundary.
+/// At most [`QUOTE_LIMIT`] bytes of `body`, cut at a character boundary and never
+/// inside a word that could be a key (letters, digits and `-_.+/=`): such a word
+/// across the cut is left out whole, so that a secret the cut would split leaves no
+/// prefix behind, even one no redactor knew of.
 pub(crate) fn quote(body: &str) -> String {
     let body = body.trim();
     if body.is_empty() {
@@ -136,7 +144,18 @@ pub(crate) fn quote(body: &str) -> String {
     while !body.is_char_boundary(end) {
         end -= 1;
     }
+    let bytes = body.as_bytes();
+    if end > 0 && is_key_byte(bytes[end - 1]) && is_key_byte(bytes[end]) {
+        while end > 0 && is_key_byte(bytes[end - 1]) {
+            end -= 1;
+        }
+    }
     format!("{}… ({} bytes)", &body[..end], body.len())
+}
+
+/// Whether `byte` may be part of an API key or token.
+fn is_key_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'+' | b'/' | b'=')
 }
 
 /// The wait a rate-limited response asks for: `retry-after-ms` (milliseconds, OpenAI),
@@ -202,6 +221,12 @@ mod tests {
             status_error("p", 503, None, "<html>"),
             ModelError::Server { status: 503, .. }
         ));
+        let unavailable = status_error("p", 503, Some(Duration::from_secs(3)), "down");
+        assert!(
+            matches!(unavailable, ModelError::Unavailable { status: 503, .. }),
+            "{unavailable:?}"
+        );
+        assert_eq!(unavailable.retry_after(), Some(Duration::from_secs(3)));
     }
 
     #[test]
@@ -236,6 +261,20 @@ mod tests {
             quoted.len() < 520 && quoted.ends_with("(800 bytes)"),
             "{quoted}"
         );
+    }
+
+    #[test]
+    fn a_word_across_the_cut_is_left_out_whole() {
+        let key = "sk-0123456789abcdef";
+        for offset in QUOTE_LIMIT - key.len() - 2..=QUOTE_LIMIT + 1 {
+            let body = format!("{}{key} {}", ",".repeat(offset), "y ".repeat(400));
+            let quoted = quote(&body);
+            let kept = quoted.split('…').next().unwrap_or("");
+            assert!(
+                kept.contains(key) || !kept.contains('s'),
+                "offset {offset}: {kept}"
+            );
+        }
     }
 
     #[cfg(feature = "http")]

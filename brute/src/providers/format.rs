@@ -123,4 +123,11 @@ pub trait StreamDecode: Send {
     /// Ends the stream and returns the assembled completion; a stream that stopped
     /// before its end is a [`ModelError::Connection`].
     fn finish(self, env: &Env) -> Result<Completion, ModelError>;
+
+    /// Replaces `secrets` by `[redacted]` in the deltas emitted from now on, a secret
+    /// split across deltas included (what an HTTP model's `redact_output` asks for).
+    /// The default does nothing: a decoder that emits no deltas has nothing to hide.
+    fn redact(&mut self, secrets: &[std::sync::Arc<str>]) {
+        let _ = secrets;
+    }
 }

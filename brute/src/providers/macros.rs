@@ -200,6 +200,10 @@ macro_rules! stream_decoder {
             ) -> Result<crate::model::Completion, crate::error::ModelError> {
                 self.0.finish(env)
             }
+
+            fn redact(&mut self, secrets: &[std::sync::Arc<str>]) {
+                self.0.redact(secrets);
+            }
         }
     };
 }

@@ -28,18 +28,31 @@
 //! | `connect_timeout` | [`DEFAULT_CONNECT_TIMEOUT`] (10 s) | TCP and TLS set-up |
 //! | `first_byte_timeout` | [`DEFAULT_FIRST_BYTE_TIMEOUT`] (120 s) | the wait for the response headers |
 //! | `idle_timeout` | [`DEFAULT_IDLE_TIMEOUT`] (60 s) | the silence between two chunks of a body |
+//! | `call_timeout` | [`DEFAULT_CALL_TIMEOUT`] (15 min) | a whole call, request to the reply's end |
 //! | `max_response_bytes` | [`DEFAULT_MAX_RESPONSE_BYTES`] (32 MiB) | a non-streamed body |
 //! | `max_event_bytes` | [`DEFAULT_MAX_EVENT_BYTES`] (16 MiB) | one event of a stream |
+//! | `max_stream_bytes` | [`DEFAULT_MAX_STREAM_BYTES`] (256 MiB) | a whole stream |
 //!
-//! There is no timeout on a whole call: a long streamed reply that keeps talking runs
-//! to its end, a silent server is given up on after the idle timeout.
+//! A silent server is given up on after the idle timeout; one that keeps talking (a
+//! keep-alive comment, a character now and then, an endless stream of valid deltas)
+//! after the call timeout or the stream size limit, whichever comes first. A timeout
+//! is [`ModelError::Timeout`], a limit [`ModelError::TooLarge`]. Bytes of a stream
+//! that are not UTF-8 are replaced by `U+FFFD` with a warning in the log
+//! (`tracing`), not refused.
 //!
 //! # Secrets
 //!
-//! API keys are held in an [`ApiKey`], whose `Debug` prints `[redacted]`. Every error an
-//! HTTP model returns, and so every `Retry` event and log line made from it, passes one
-//! redaction point that takes the key out, whether it was given with `.api_key(..)` or
-//! read from the environment. Error messages quote at most 500 bytes of what a server sent.
+//! API keys are held in an [`ApiKey`], whose `Debug` prints `[redacted]`. An HTTP
+//! model's secrets are its key, whether given with `.api_key(..)` or read from the
+//! environment, and the value of every header that carries a credential
+//! ([`HttpModel::header`] says which names do; [`HttpModel::secret_header`] for any
+//! other). They are replaced by `[redacted]` *before* any text is cut: an error body
+//! before it is parsed and quoted (error messages quote at most 500 bytes, and never
+//! cut a key-shaped word in two), and the model's own output (a body, or a stream as
+//! it arrives, a secret split across chunks included) before it is decoded, so before
+//! it is stored, emitted or traced ([`HttpModel::redact_output`], on by default).
+//! Every error an HTTP model returns, and so every `Retry` event and log line made
+//! from it, passes the same redaction again on its way out.
 //!
 //! # Images, documents, structured output and prompt caching
 //!
@@ -76,7 +89,6 @@ mod client;
 mod errors;
 mod format;
 pub mod openai;
-#[cfg(any(feature = "http", test))]
 mod redact;
 mod replay;
 mod spec;
@@ -88,8 +100,8 @@ pub use crate::scripted::ScriptedModel;
 pub use anthropic::Anthropic;
 #[cfg(feature = "http")]
 pub use client::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_RESPONSE_BYTES, HttpModel,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_STREAM_BYTES, HttpModel,
 };
 pub use format::{Request, StreamDecode, WireFormat};
 #[cfg(feature = "openai")]
@@ -114,21 +126,10 @@ pub use sse::DEFAULT_MAX_EVENT_BYTES;
 pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
-    /// Wraps a key, and hides it from every tool result of this process
-    #[cfg_attr(
-        feature = "tools",
-        doc = "([`hide_everywhere`](crate::tools::hide_everywhere))."
-    )]
-    #[cfg_attr(
-        not(feature = "tools"),
-        doc = "(`tools::hide_everywhere`, with the `tools` feature; without it there are none)."
-    )]
+    /// Wraps a key. An agent whose model holds it hides it from tool results
+    /// ([`Model::secrets`](crate::Model::secrets)); nothing is registered anywhere.
     pub fn new(key: impl Into<Arc<str>>) -> Self {
-        let key: Arc<str> = key.into();
-        // Without the tool system there are no tool results to hide it from.
-        #[cfg(feature = "tools")]
-        crate::tools::hide_everywhere("[redacted api key]", &*key);
-        ApiKey(key)
+        ApiKey(key.into())
     }
 
     /// Reads the key from the environment variable `var`; `None` when unset or empty.
@@ -362,27 +363,59 @@ pub(crate) fn read_body<'a, T: serde::Deserialize<'a>>(
 pub(crate) struct Deltas {
     content: String,
     reasoning: String,
+    /// Takes secrets out of the answer and the reasoning, a secret split across deltas
+    /// included (what could start one is held back until the next delta says).
+    hide: Option<Box<[redact::StreamRedactor; 2]>>,
 }
 
 impl Deltas {
+    /// Takes `secrets` out of every delta from now on.
+    pub(crate) fn hide(&mut self, secrets: &[Arc<str>]) {
+        let redactor = secrets
+            .iter()
+            .fold(redact::Redactor::default(), |r, s| r.with(s));
+        if !redactor.is_empty() {
+            self.hide = Some(Box::new([redactor.stream(), redactor.stream()]));
+        }
+    }
+
     /// Appends and emits a piece of the answer.
     pub(crate) fn content(&mut self, text: &str, env: &crate::env::Env) {
+        let text = self.clean(0, text);
         if !text.is_empty() {
-            self.content.push_str(text);
-            env.emit(crate::event::Event::ContentDelta(text));
+            self.content.push_str(&text);
+            env.emit(crate::event::Event::ContentDelta(&text));
         }
     }
 
     /// Appends and emits a piece of the reasoning.
     pub(crate) fn reasoning(&mut self, text: &str, env: &crate::env::Env) {
+        let text = self.clean(1, text);
         if !text.is_empty() {
-            self.reasoning.push_str(text);
-            env.emit(crate::event::Event::ReasoningDelta(text));
+            self.reasoning.push_str(&text);
+            env.emit(crate::event::Event::ReasoningDelta(&text));
         }
     }
 
-    /// The answer and the reasoning (`None` when there was none).
-    pub(crate) fn into_parts(self) -> (String, Option<String>) {
+    /// What of `text` can be let through now, secrets replaced.
+    fn clean<'a>(&mut self, which: usize, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let Some(hide) = self.hide.as_mut() else {
+            return std::borrow::Cow::Borrowed(text);
+        };
+        let mut out = Vec::new();
+        let released = hide[which].feed(text.as_bytes(), &mut out);
+        std::borrow::Cow::Owned(String::from_utf8_lossy(released).into_owned())
+    }
+
+    /// The answer and the reasoning (`None` when there was none), with what was held
+    /// back at the end (not emitted as a delta: no secret followed).
+    pub(crate) fn into_parts(mut self) -> (String, Option<String>) {
+        if let Some(hide) = self.hide.as_mut() {
+            self.content
+                .push_str(&String::from_utf8_lossy(&hide[0].finish()));
+            self.reasoning
+                .push_str(&String::from_utf8_lossy(&hide[1].finish()));
+        }
         (self.content, Some(self.reasoning).filter(|r| !r.is_empty()))
     }
 }

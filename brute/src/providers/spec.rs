@@ -243,6 +243,16 @@ impl Model for AnyModel {
             AnyModel::Scripted(model) => model.name(),
         }
     }
+
+    fn secrets(&self) -> Vec<&str> {
+        match self {
+            #[cfg(feature = "openai")]
+            AnyModel::OpenAi(model) => model.secrets(),
+            #[cfg(feature = "anthropic")]
+            AnyModel::Anthropic(model) => model.secrets(),
+            AnyModel::Scripted(model) => model.secrets(),
+        }
+    }
 }
 
 /// The model a spec names, with its key and address from the environment.

@@ -31,6 +31,8 @@ pub(crate) struct SseParser {
     event_bytes: usize,
     /// The most bytes one event may take.
     max_event_bytes: usize,
+    /// How many lines had bytes that are not UTF-8 (replaced by U+FFFD).
+    invalid_utf8: usize,
 }
 
 impl SseParser {
@@ -43,6 +45,7 @@ impl SseParser {
             has_data: false,
             event_bytes: 0,
             max_event_bytes,
+            invalid_utf8: 0,
         }
     }
 
@@ -133,16 +136,26 @@ impl SseParser {
             // A field whose name only starts with `data`.
             _ => return Ok(()),
         };
-        let value = std::str::from_utf8(value).map_err(|e| {
-            ModelError::Malformed(format!(
-                "{}: an event stream line is not UTF-8: {e}",
-                self.place
-            ))
-        })?;
+        let value = match std::str::from_utf8(value) {
+            Ok(value) => std::borrow::Cow::Borrowed(value),
+            Err(e) => {
+                // One bad byte is no reason to lose the reply: it becomes U+FFFD.
+                self.invalid_utf8 += 1;
+                // Once per stream: a stream of bad bytes does not flood the log.
+                if self.invalid_utf8 == 1 {
+                    tracing::warn!(
+                    brute.provider.place = %self.place,
+                    error.message = %e,
+                        "an event stream line is not UTF-8; its invalid bytes were replaced"
+                    );
+                }
+                String::from_utf8_lossy(value)
+            }
+        };
         if self.has_data {
             self.data.push('\n');
         }
-        self.data.push_str(value);
+        self.data.push_str(&value);
         self.has_data = true;
         Ok(())
     }
@@ -190,13 +203,17 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_is_malformed_and_names_the_stream() {
+    fn invalid_utf8_is_replaced_and_counted() {
         let mut parser = SseParser::new("openai: POST u".into(), 100);
-        let err = parser
-            .feed(b"data: \xff\n\n", |_, _| Ok(()))
-            .expect_err("not UTF-8");
-        assert!(matches!(err, ModelError::Malformed(_)), "{err:?}");
-        assert!(err.to_string().contains("openai: POST u"), "{err}");
+        let mut events = Vec::new();
+        parser
+            .feed(b"data: a\xffb\n\ndata: \xc3\n\n", |_, d| {
+                events.push(d.to_owned());
+                Ok(())
+            })
+            .expect("replaced, not refused");
+        assert_eq!(events, ["a\u{fffd}b", "\u{fffd}"]);
+        assert_eq!(parser.invalid_utf8, 2);
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub(crate) trait Assemble: Default {
     /// The completion, once the stream has ended; an incomplete stream is a
     /// [`ModelError::Connection`].
     fn complete(self, place: &str) -> Result<Completion, ModelError>;
+
+    /// The text and reasoning assembled so far.
+    fn deltas(&mut self) -> &mut super::Deltas;
 }
 
 /// The parser and the state of one streamed reply.
@@ -37,6 +40,11 @@ impl<S: Assemble> Decoding<S> {
         let state = &mut self.state;
         self.sse
             .feed(bytes, |place, data| state.event(place, data, env))
+    }
+
+    /// Takes `secrets` out of the deltas from now on.
+    pub(crate) fn redact(&mut self, secrets: &[std::sync::Arc<str>]) {
+        self.state.deltas().hide(secrets);
     }
 
     /// Ends the stream and returns the assembled completion.

@@ -66,6 +66,26 @@ pub enum SessionError {
         /// The byte column of the first invalid byte, 1 for the first.
         column: usize,
     },
+    /// A session file, or one of its lines, is larger than the store's limit
+    /// ([`JsonlStore::max_file_bytes`](super::JsonlStore::max_file_bytes),
+    /// [`JsonlStore::max_line_bytes`](super::JsonlStore::max_line_bytes)). Nothing was
+    /// read past the limit, and the file was left untouched.
+    #[error(
+        "{}{}: {size} bytes, over the limit of {limit} bytes for a session {}; the session file was left untouched",
+        path.display(),
+        match line { Some(line) => format!(":{line}"), None => String::new() },
+        if line.is_some() { "line" } else { "file" }
+    )]
+    TooLarge {
+        /// The session file.
+        path: PathBuf,
+        /// The line, 1 for the first; `None` when the whole file is over its limit.
+        line: Option<usize>,
+        /// Its size in bytes (for a file, at least this much).
+        size: u64,
+        /// The limit it is over.
+        limit: u64,
+    },
     /// A line is not a message. The file was left untouched.
     #[error(
         "{}:{line}: not a message: {source}{}; the session file was left untouched",

@@ -42,6 +42,29 @@ pub struct SessionFile {
     sync: bool,
 }
 
+/// How large a session file and each of its lines may be: what a store reads before
+/// it refuses with [`SessionError::TooLarge`], so a hostile or runaway file cannot make
+/// loading take unbounded memory and time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// The largest line, in bytes.
+    pub(crate) line: u64,
+    /// The largest file, in bytes.
+    pub(crate) file: u64,
+}
+
+impl Limits {
+    /// 64 MiB a line (a message with a few large images or documents in base64), and
+    /// 1 GiB a file.
+    pub(crate) const DEFAULT: Limits = Limits {
+        line: 64 << 20,
+        file: 1 << 30,
+    };
+}
+
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// What [`SessionFile::read_parsed`] found.
 struct Parsed {
     messages: Vec<Message>,
@@ -55,26 +78,38 @@ impl SessionFile {
     /// A missing file is an empty session; a path that is not a regular file is
     /// [`SessionError::NotAFile`].
     pub fn read(path: impl AsRef<Path>) -> Result<Vec<Message>, SessionError> {
-        let real = resolve(path.as_ref())?;
-        Self::read_parsed(&real).map(|p| p.messages)
+        Self::read_limited(path.as_ref(), Limits::DEFAULT)
     }
 
-    fn read_parsed(path: &Path) -> Result<Parsed, SessionError> {
-        let bytes = match fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io_error(path, "read the file")(e)),
-        };
-        Self::parse(path, bytes)
+    /// [`SessionFile::read`] with the store's size limits.
+    pub(crate) fn read_limited(path: &Path, limits: Limits) -> Result<Vec<Message>, SessionError> {
+        let real = resolve(path)?;
+        let mut bytes = Vec::new();
+        match File::open(&real) {
+            Ok(file) => read_capped(&file, &real, limits, &mut bytes)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(&real, "read the file")(e)),
+        }
+        Self::parse(&real, bytes, limits).map(|p| p.messages)
     }
 
-    fn parse(path: &Path, bytes: Vec<u8>) -> Result<Parsed, SessionError> {
+    fn parse(path: &Path, bytes: Vec<u8>, limits: Limits) -> Result<Parsed, SessionError> {
         let needs_newline = bytes.last().is_some_and(|b| *b != b'\n');
         let mut messages = Vec::with_capacity(bytes.len() / 128 + 1);
-        let mut lines = bytes.split(|b| *b == b'\n').peekable();
+        // A leading byte order mark is not part of the first line.
+        let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+        let mut lines = body.split(|b| *b == b'\n').peekable();
         let mut number = 0;
         while let Some(line) = lines.next() {
             number += 1;
+            if line.len() as u64 > limits.line {
+                return Err(SessionError::TooLarge {
+                    path: path.to_path_buf(),
+                    line: Some(number),
+                    size: line.len() as u64,
+                    limit: limits.line,
+                });
+            }
             let text = std::str::from_utf8(line).map_err(|e| SessionError::NotUtf8 {
                 path: path.to_path_buf(),
                 line: number,
@@ -112,7 +147,7 @@ impl SessionFile {
     /// [`SessionFile::open`], choosing whether appends are fsynced (`sync`) or only
     /// written to the OS (which survives a crash of the process but not of the machine).
     pub fn open_with(path: &Path, sync: bool) -> Result<(SessionFile, Vec<Message>), SessionError> {
-        let (mut session, mut messages, created) = Self::open_raw(path, sync)?;
+        let (mut session, mut messages, created) = Self::open_raw(path, sync, Limits::DEFAULT)?;
         if created && sync {
             sync_dir(&parent(&session.real))?;
         }
@@ -124,7 +159,7 @@ impl SessionFile {
             }
         })?;
         if !report.problems.is_empty() {
-            validate::warn_repaired(&path.display().to_string(), &report.problems);
+            validate::warn_repaired(&path.display().to_string(), &report);
         }
         if report.rewritten {
             session.rewrite(&messages)?;
@@ -141,6 +176,7 @@ impl SessionFile {
     pub(crate) fn open_raw(
         path: &Path,
         sync: bool,
+        limits: Limits,
     ) -> Result<(SessionFile, Vec<Message>, bool), SessionError> {
         let real = resolve(path)?;
         let dir = parent(&real);
@@ -160,15 +196,13 @@ impl SessionFile {
         }
         let mut bytes = Vec::new();
         if !created {
-            lock.file()
-                .read_to_end(&mut bytes)
-                .map_err(io_error(&real, "read the file"))?;
+            read_capped(lock.file(), &real, limits, &mut bytes)?;
         }
         let Parsed {
             messages,
             needs_newline,
             len,
-        } = Self::parse(&real, bytes)?;
+        } = Self::parse(&real, bytes, limits)?;
         let mut session = SessionFile {
             path: path.to_path_buf(),
             real,
@@ -344,6 +378,37 @@ impl SessionFile {
 
 /// Makes a rename or a new file in `dir` durable. Opening a directory fails on some
 /// platforms; the change itself has happened by then.
+/// Reads `file` (at `path`) into `bytes`, refusing a file over the limit without
+/// reading past it.
+fn read_capped(
+    file: &File,
+    path: &Path,
+    limits: Limits,
+    bytes: &mut Vec<u8>,
+) -> Result<(), SessionError> {
+    let too_large = |size| SessionError::TooLarge {
+        path: path.to_path_buf(),
+        line: None,
+        size,
+        limit: limits.file,
+    };
+    let len = file
+        .metadata()
+        .map_err(io_error(path, "look at the file"))?
+        .len();
+    if len > limits.file {
+        return Err(too_large(len));
+    }
+    bytes.reserve(usize::try_from(len).unwrap_or(0));
+    file.take(limits.file + 1)
+        .read_to_end(bytes)
+        .map_err(io_error(path, "read the file"))?;
+    if bytes.len() as u64 > limits.file {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(())
+}
+
 fn sync_dir(dir: &Path) -> Result<(), SessionError> {
     if let Ok(d) = File::open(dir) {
         d.sync_all().map_err(io_error(dir, "fsync the directory"))?;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::{SessionError, io_error};
-use super::file::{self, SessionFile};
+use super::file::{self, Limits, SessionFile};
 use super::lock::LockGuard;
 use super::pool::Pool;
 use super::store::{Abandoned, SessionStore};
@@ -19,7 +19,7 @@ use crate::message::Message;
 /// is an OS lock on the session file itself (no lock file): exclusive across the
 /// processes of one machine, freed by the OS when a process dies; it does not
 /// coordinate machines (use `PostgresStore`). The file I/O runs on a writer thread
-/// shared by the process, never on the async runtime; concurrent
+/// of the store (shared by its clones), never on the async runtime; concurrent
 /// appends share fsyncs (group commit) and each is durable before its future is done.
 ///
 /// ```
@@ -42,6 +42,7 @@ use crate::message::Message;
 pub struct JsonlStore {
     dir: PathBuf,
     sync: bool,
+    limits: Limits,
     pool: Arc<Pool>,
 }
 
@@ -72,7 +73,8 @@ impl JsonlStore {
         JsonlStore {
             dir: dir.into(),
             sync: true,
-            pool: Pool::shared(),
+            limits: Limits::DEFAULT,
+            pool: Pool::from_env(),
         }
     }
 
@@ -80,6 +82,21 @@ impl JsonlStore {
     /// sessions then survive a crash of the process but not of the machine.
     pub fn sync(mut self, sync: bool) -> JsonlStore {
         self.sync = sync;
+        self
+    }
+
+    /// The largest session line the store loads, in bytes (64 MiB by default): a
+    /// longer line fails the load with [`SessionError::TooLarge`] naming the file, the
+    /// line and the limit, and the file is left untouched.
+    pub fn max_line_bytes(mut self, bytes: u64) -> JsonlStore {
+        self.limits.line = bytes;
+        self
+    }
+
+    /// The largest session file the store loads, in bytes (1 GiB by default): a
+    /// larger file fails the load with [`SessionError::TooLarge`] before it is read.
+    pub fn max_file_bytes(mut self, bytes: u64) -> JsonlStore {
+        self.limits.file = bytes;
         self
     }
 
@@ -113,12 +130,12 @@ impl JsonlStore {
         &self,
         path: PathBuf,
     ) -> Result<(FileLease, Vec<Message>), SessionError> {
-        let sync = self.sync;
+        let (sync, limits) = (self.sync, self.limits);
         let opened = path.clone();
         let (file, messages) = self
             .pool
             .run(
-                move || match SessionFile::open_raw(&opened, sync) {
+                move || match SessionFile::open_raw(&opened, sync, limits) {
                     // A new file's directory entry is made durable with the batch.
                     Ok((file, messages, true)) if sync => match file.dir_handle() {
                         Ok(dir) => (Ok((file, messages)), Some(dir)),
@@ -269,8 +286,9 @@ impl SessionStore for JsonlStore {
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
         let path = self.path_of(id)?;
+        let limits = self.limits;
         self.pool
-            .run_plain(move || SessionFile::read(&path))
+            .run_plain(move || SessionFile::read_limited(&path, limits))
             .await?
     }
 

@@ -322,7 +322,7 @@ impl<A: Handler<Env>> SessionLog<A> {
         match validate::repair(&mut loaded, self.validation) {
             Ok(report) => {
                 if !report.problems.is_empty() {
-                    validate::warn_repaired(&name, &report.problems);
+                    validate::warn_repaired(&name, &report);
                 }
                 // Calls paused for approval stay pending only for the turn that decides
                 // on one of them.

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use tokio::sync::oneshot;
@@ -35,20 +35,16 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// The pool shared by every JSONL store of the process (created on first use):
-    /// `BRUTE_SESSION_WRITERS` threads, 1 by default (fewer threads make bigger
-    /// batches, and so fewer durability steps).
-    pub(crate) fn shared() -> Arc<Pool> {
-        static SHARED: OnceLock<Arc<Pool>> = OnceLock::new();
-        SHARED
-            .get_or_init(|| {
-                let threads = std::env::var("BRUTE_SESSION_WRITERS")
-                    .ok()
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(1);
-                Arc::new(Pool::new(threads))
-            })
-            .clone()
+    /// The pool of one JSONL store (and its clones): `BRUTE_SESSION_WRITERS` threads,
+    /// 1 by default (fewer threads make bigger batches, and so fewer durability
+    /// steps). The threads end when the last clone of the store is dropped. No pool is
+    /// shared through the process: stores made apart batch apart.
+    pub(crate) fn from_env() -> Arc<Pool> {
+        let threads = std::env::var("BRUTE_SESSION_WRITERS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        Arc::new(Pool::new(threads))
     }
 
     /// A pool of `threads` writer threads.

@@ -2,15 +2,21 @@
 //! is loaded, and repaired (with a warning naming each repair) or refused.
 //!
 //! The rules: every tool result answers a call of the assistant message right before
-//! its block of results; a message's call ids are unique; a call has one result; every
-//! call has a result. A crash between a call and its result breaks the last rule, so a
-//! missing result is always repaired (with [`INTERRUPTED_TOOL_CALL`]); the others are
-//! repaired or refused as [`Validation`] says.
+//! its block of results; a call id is not empty and is used once in the whole history;
+//! a call has one result; every call has a result. Only assistant messages carry tool
+//! calls, a `system` message comes only before the conversation, and only a result in
+//! the last block of results can wait for approval (see [`shape`]). A crash between a
+//! call and its result breaks the pairing, so a missing result is always repaired (with
+//! [`INTERRUPTED_TOOL_CALL`]); the others are repaired or refused as [`Validation`]
+//! says. A repair keeps what it dropped: [`warn_repaired`] logs each dropped message as
+//! its JSON line.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::message::{Message, Role};
+
+mod shape;
 
 /// The content of the synthetic result given to a tool call that has none.
 pub const INTERRUPTED_TOOL_CALL: &str = "error: this tool call was interrupted before it returned a result (the session was restored after the agent stopped); its effect is unknown, check before retrying";
@@ -63,6 +69,45 @@ pub enum Problem {
         /// The call id.
         id: String,
     },
+    /// A call id an earlier assistant message already used: providers such as
+    /// Anthropic refuse a conversation that repeats a `tool_use` id. Repaired by
+    /// renaming the later call and its result.
+    ReusedCallId {
+        /// The later assistant message.
+        message: usize,
+        /// The id.
+        id: String,
+        /// The earlier message that used it.
+        first: usize,
+    },
+    /// A tool call with an empty id. Repaired by giving it one (and its result, when
+    /// that has the empty id too).
+    EmptyCallId {
+        /// The assistant message.
+        message: usize,
+    },
+    /// A `system` message after the conversation started (providers take the system
+    /// prompt before the conversation only). Repaired by dropping it.
+    SystemInConversation {
+        /// The system message.
+        message: usize,
+    },
+    /// Tool calls on a message that is not the assistant's (a `user`, `tool` or
+    /// `system` message): no result can answer them. Repaired by dropping the calls.
+    CallsOnWrongRole {
+        /// The message.
+        message: usize,
+        /// Its role.
+        role: Role,
+    },
+    /// An `awaiting_approval` marker where no pause leaves one: on a message that is
+    /// not a tool result, or on a result before the last block of results (a forged
+    /// marker would run the call when someone approves it). Repaired by clearing the
+    /// marker; a result then says the call was not run.
+    StrayApproval {
+        /// The marked message.
+        message: usize,
+    },
 }
 
 impl Problem {
@@ -72,7 +117,12 @@ impl Problem {
             Problem::OrphanResult { message, .. }
             | Problem::DuplicateCallId { message, .. }
             | Problem::DuplicateResult { message, .. }
-            | Problem::MissingResult { message, .. } => *message,
+            | Problem::MissingResult { message, .. }
+            | Problem::ReusedCallId { message, .. }
+            | Problem::EmptyCallId { message }
+            | Problem::SystemInConversation { message }
+            | Problem::CallsOnWrongRole { message, .. }
+            | Problem::StrayApproval { message } => *message,
         }
     }
 }
@@ -93,6 +143,23 @@ impl fmt::Display for Problem {
                 write!(f, "a second result for call {id:?}")
             }
             Problem::MissingResult { id, .. } => write!(f, "call {id:?} has no result"),
+            Problem::ReusedCallId { id, first, .. } => {
+                write!(f, "call id {id:?} was already used by message {first}")
+            }
+            Problem::EmptyCallId { .. } => write!(f, "a tool call has an empty id"),
+            Problem::SystemInConversation { .. } => {
+                write!(f, "a system message after the conversation started")
+            }
+            Problem::CallsOnWrongRole { role, .. } => {
+                write!(
+                    f,
+                    "a {role} message carries tool calls; only assistant messages may"
+                )
+            }
+            Problem::StrayApproval { .. } => write!(
+                f,
+                "an awaiting_approval marker outside the last block of tool results"
+            ),
         }
     }
 }
@@ -127,6 +194,10 @@ pub(crate) struct Repaired {
     pub(crate) appended: usize,
     /// Something before the end changed: the store replaces the history.
     pub(crate) rewritten: bool,
+    /// What the repair dropped, as it was loaded: whole messages (orphan and
+    /// duplicate results, misplaced system messages) and messages whose tool calls
+    /// were dropped. [`warn_repaired`] logs them, so nothing is lost without a trace.
+    pub(crate) dropped: Vec<Message>,
 }
 
 /// Checks `messages` and repairs them in place. With [`Validation::Refuse`], the first
@@ -146,8 +217,11 @@ pub(crate) fn repair(messages: &mut Vec<Message>, mode: Validation) -> Result<Re
     let original = std::mem::take(messages);
     let total = original.len();
     let mut report = Repaired::default();
+    let shaped = shape::repair(original, &mut report);
     let mut out = Vec::with_capacity(total + 4);
-    let mut input = original.into_iter().enumerate().peekable();
+    // Every id of the calls kept so far, with the message (from 1) that used it first.
+    let mut used: HashMap<String, usize> = HashMap::new();
+    let mut input = shaped.into_iter().peekable();
     while let Some((i, mut message)) = input.next() {
         if message.role == Role::Tool {
             report.problems.push(Problem::OrphanResult {
@@ -155,30 +229,55 @@ pub(crate) fn repair(messages: &mut Vec<Message>, mode: Validation) -> Result<Re
                 id: message.tool_call_id.clone(),
             });
             report.rewritten = true;
+            report.dropped.push(message);
             continue;
         }
         if !message.has_tool_calls() {
             out.push(message);
             continue;
         }
-        // Unique ids in the message: later duplicates get a suffix.
+        // Ids unique in the history: an empty id, a duplicate in the message, or an
+        // id an earlier message used gets a fresh one with a suffix.
         let mut seen = HashSet::new();
         let mut original_ids = Vec::with_capacity(message.tool_calls.len());
         for call in &mut message.tool_calls {
             original_ids.push(call.id.clone());
-            if !seen.insert(call.id.clone()) {
-                report.problems.push(Problem::DuplicateCallId {
+            let problem = if call.id.is_empty() {
+                Some(Problem::EmptyCallId { message: i + 1 })
+            } else if seen.contains(&call.id) {
+                Some(Problem::DuplicateCallId {
                     message: i + 1,
                     id: call.id.clone(),
-                });
+                })
+            } else {
+                used.get(&call.id).map(|&first| Problem::ReusedCallId {
+                    message: i + 1,
+                    id: call.id.clone(),
+                    first,
+                })
+            };
+            if let Some(problem) = problem {
+                report.problems.push(problem);
+                let base = if call.id.is_empty() {
+                    "call"
+                } else {
+                    call.id.as_str()
+                };
                 let mut n = 2;
-                while seen.contains(&format!("{}~{n}", call.id)) {
+                let fresh = loop {
+                    let candidate = format!("{base}~{n}");
+                    if !seen.contains(&candidate) && !used.contains_key(&candidate) {
+                        break candidate;
+                    }
                     n += 1;
-                }
-                call.id = format!("{}~{n}", call.id);
-                seen.insert(call.id.clone());
+                };
+                call.id = fresh;
                 report.rewritten = true;
             }
+            seen.insert(call.id.clone());
+        }
+        for id in &seen {
+            used.entry(id.clone()).or_insert(i + 1);
         }
         let mut answered = vec![false; message.tool_calls.len()];
         let ids: Vec<String> = message.tool_calls.iter().map(|c| c.id.clone()).collect();
@@ -202,12 +301,14 @@ pub(crate) fn repair(messages: &mut Vec<Message>, mode: Validation) -> Result<Re
                         .problems
                         .push(Problem::DuplicateResult { message: j + 1, id });
                     report.rewritten = true;
+                    report.dropped.push(result);
                 }
                 (None, id) => {
                     report
                         .problems
                         .push(Problem::OrphanResult { message: j + 1, id });
                     report.rewritten = true;
+                    report.dropped.push(result);
                 }
             }
         }
@@ -242,6 +343,18 @@ pub(crate) fn scan(messages: &[Message]) -> Vec<Problem> {
 
 /// A quick pass: whether anything breaks the rules (the common case is no).
 fn needs_repair(messages: &[Message]) -> bool {
+    if shape::needs_repair(messages) {
+        return true;
+    }
+    // Call ids are unique in the whole history.
+    let mut ids = HashSet::new();
+    if !messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .all(|call| ids.insert(call.id.as_str()))
+    {
+        return true;
+    }
     let mut i = 0;
     while i < messages.len() {
         let message = &messages[i];
@@ -278,17 +391,27 @@ fn needs_repair(messages: &[Message]) -> bool {
     false
 }
 
-/// Logs the repairs of session `name`, naming each one.
-pub(crate) fn warn_repaired(name: &str, problems: &[Problem]) {
-    let what: Vec<String> = problems
+/// Logs the repairs of session `name`, naming each one, with what was dropped as its
+/// JSON lines (field `brute.session.dropped`), so a repair loses nothing without a
+/// trace.
+pub(crate) fn warn_repaired(name: &str, report: &Repaired) {
+    let what: Vec<String> = report
+        .problems
         .iter()
         .map(|p| format!("message {}: {p}", p.message()))
         .collect();
+    let dropped: Vec<String> = report
+        .dropped
+        .iter()
+        .filter_map(|m| serde_json::to_string(m).ok())
+        .collect();
     tracing::warn!(
         brute.session.path = %name,
-        brute.session.repaired = problems.len(),
-        "session {name} was repaired (dropped results without a call or duplicate results, renamed duplicate call ids, gave calls without a result an error result): {}",
-        what.join("; ")
+        brute.session.repaired = report.problems.len(),
+        brute.session.dropped = %dropped.join("\n"),
+        "session {name} was repaired (dropped results without a call, duplicate results, misplaced system messages and tool calls on other roles; renamed empty and repeated call ids; cleared stray approval markers; gave calls without a result an error result): {}; {} message(s) dropped, logged in brute.session.dropped",
+        what.join("; "),
+        dropped.len()
     );
 }
 

@@ -79,10 +79,13 @@ pub enum TurnItem {
         strategy: String,
         /// How many messages were removed or rewritten.
         removed: usize,
-        /// Estimated tokens before.
+        /// Estimated tokens before, in the unit of `tokens_after`.
         tokens_before: usize,
         /// Estimated tokens after.
         tokens_after: usize,
+        /// The provider's count before the cut, when it differs from the estimate.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reported_before: Option<usize>,
     },
     /// A tool call waits for a person's decision; the turn will end
     /// [`TurnResult::Paused`]. Decide with [`Agent::decide`](crate::Agent::decide).
@@ -181,11 +184,13 @@ impl TurnItem {
                 removed,
                 tokens_before,
                 tokens_after,
+                reported_before,
             } => TurnItem::Compacted {
                 strategy: (*strategy).to_string(),
                 removed: removed.len(),
                 tokens_before: *tokens_before,
                 tokens_after: *tokens_after,
+                reported_before: *reported_before,
             },
             Event::ApprovalRequired { call } => TurnItem::ApprovalRequired {
                 call: (*call).clone(),

@@ -16,23 +16,22 @@ use super::undo::SnapshotStore;
 /// What tools see while they run. [`DefaultToolPipeline`](super::DefaultToolPipeline)
 /// builds one from its options on its first call and shares it between calls and turns.
 ///
-/// Nothing here reads the process environment: secrets are the ones given with
-/// [`ToolContext::with_secrets`] (none by default), and truncated outputs are saved in
-/// the system's temporary directory unless [`ToolContext::with_output_dir`] says
-/// otherwise.
+/// Nothing here reads the process environment or writes outside its folders: secrets
+/// are the ones given with [`ToolContext::with_secrets`] (none by default), and
+/// truncated outputs are saved only in the folder given with
+/// [`ToolContext::with_output_dir`] (none by default).
 pub struct ToolContext {
     sandbox: Sandbox,
     snapshots: SnapshotStore,
     locks: PathLocks,
     network: NetworkPolicy,
     secrets: Secrets,
-    output_dir: PathBuf,
+    output_dir: Option<PathBuf>,
 }
 
 impl ToolContext {
     /// A context confining filesystem tools to `root`, with the default network policy,
-    /// no secrets, and truncated outputs saved under the system's temporary directory
-    /// (`brute-tool-output`).
+    /// no secrets, and truncated outputs not saved.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -47,7 +46,7 @@ impl ToolContext {
             locks: PathLocks::default(),
             network: NetworkPolicy::default(),
             secrets: Secrets::default(),
-            output_dir: std::env::temp_dir().join("brute-tool-output"),
+            output_dir: None,
         })
     }
 
@@ -65,7 +64,7 @@ impl ToolContext {
 
     /// Sets where truncated outputs are saved in full.
     pub fn with_output_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.output_dir = dir.into();
+        self.output_dir = Some(dir.into());
         self
     }
 
@@ -104,9 +103,9 @@ impl ToolContext {
         self.secrets.redact(text)
     }
 
-    /// Where truncated outputs are saved in full.
-    pub fn output_dir(&self) -> &Path {
-        &self.output_dir
+    /// Where truncated outputs are saved in full; `None`: they are not saved.
+    pub fn output_dir(&self) -> Option<&Path> {
+        self.output_dir.as_deref()
     }
 }
 

@@ -94,7 +94,7 @@ pub use pipeline::{
     Validate, ValidateOptions, standard_call_pipeline,
 };
 pub use sandbox::{RootDir, Sandbox};
-pub use secrets::{Redactions, Secrets, hide_everywhere};
+pub use secrets::{Redactions, Secrets};
 pub use set::{
     Bound, BoxFuture, DynCall, DynTool, NoCall, PreparedCall, Registry, ToolSet, calls, prepare,
 };

@@ -1,18 +1,22 @@
 //! Secrets hidden from tool results.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
+
+use crate::providers::ApiKey;
 
 /// The values hidden from every tool result, each replaced by a placeholder naming it.
 ///
 /// [`Secrets::from_env`] reads the process environment (which is what
 /// [`DefaultToolPipeline`](super::DefaultToolPipeline) does by default, see its
-/// `env_secrets` option), and [`Secrets::with`] adds values given in code. Beside
-/// those, every `Secrets` hides the values [`hide_everywhere`] was given in this
-/// process: a provider's API key (`OpenAi::new(..).api_key(..)`, or one read from the
-/// environment) is registered there when it is made, so no tool result carries it
-/// whatever the pipeline was told.
+/// `env_secrets` option), [`Secrets::with`] adds values given in code and
+/// [`Secrets::with_api_keys`] adds API keys. A `Secrets` is plain data: it hides what
+/// it was given and nothing else, and nothing in the process adds to it behind its back.
+///
+/// The model's own key needs no configuration: the terminal of an agent hands the keys
+/// of its model ([`Model::secrets`](crate::Model::secrets), an HTTP provider's
+/// `ApiKey`) to the tool pipeline through the env, and the pipeline hides them from
+/// every result beside these.
 ///
 /// ```
 /// use brute::tools::{Redactions, Secrets};
@@ -51,6 +55,30 @@ impl Secrets {
         self.extend(added)
     }
 
+    /// These secrets and the API keys `keys`, each hidden as `[redacted api key]`.
+    /// Keys shorter than 8 characters are skipped: a placeholder key such as `ollama`
+    /// would otherwise be cut out of every output.
+    ///
+    /// ```
+    /// use brute::providers::ApiKey;
+    /// use brute::tools::Secrets;
+    ///
+    /// let secrets = Secrets::default().with_api_keys(&[ApiKey::new("sk-in-code-0042")]);
+    /// assert_eq!(secrets.redact("k=sk-in-code-0042"), "k=[redacted api key]");
+    /// ```
+    pub fn with_api_keys(self, keys: &[ApiKey]) -> Self {
+        self.with_keys(keys.iter().map(ApiKey::expose))
+    }
+
+    /// [`Secrets::with_api_keys`] for keys as text (what [`Model::secrets`](crate::Model::secrets) gives).
+    pub(crate) fn with_keys<'k>(self, keys: impl IntoIterator<Item = &'k str>) -> Self {
+        let added = keys
+            .into_iter()
+            .filter(|key| key.chars().count() >= 8)
+            .map(|key| ("[redacted api key]".to_string(), key.to_string()));
+        self.extend(added)
+    }
+
     /// These secrets and those of `other`.
     pub(crate) fn union(self, other: &Secrets) -> Self {
         self.extend(other.entries.iter().cloned())
@@ -65,8 +93,7 @@ impl Secrets {
         }
     }
 
-    /// Whether this set holds no values of its own (values given to
-    /// [`hide_everywhere`] are hidden whatever this says).
+    /// Whether this set holds no values.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -77,68 +104,16 @@ impl Secrets {
     }
 
     /// [`Secrets::redact`] without a copy when there is nothing to hide. Inlined: with
-    /// no secrets (the common case) a tool result costs two branches.
+    /// no secrets (the common case) a tool result costs a branch.
     #[inline]
-    pub(crate) fn redact_owned(&self, text: String) -> String {
-        if self.entries.is_empty() && !HIDDEN_ANY.load(Ordering::Acquire) {
-            return text;
+    pub(crate) fn redact_owned(&self, mut text: String) -> String {
+        for (label, value) in self.entries.iter() {
+            if text.contains(value.as_str()) {
+                text = text.replace(value.as_str(), label);
+            }
         }
-        self.redact_all(text)
+        text
     }
-
-    fn redact_all(&self, text: String) -> String {
-        let text = if HIDDEN_ANY.load(Ordering::Acquire) {
-            let hidden = HIDDEN.read().unwrap_or_else(PoisonError::into_inner);
-            replace_all(&hidden, text)
-        } else {
-            text
-        };
-        replace_all(&self.entries, text)
-    }
-}
-
-/// `text` with each `(label, value)`'s value replaced by its label, in order.
-fn replace_all(entries: &[(String, String)], mut text: String) -> String {
-    for (label, value) in entries {
-        if text.contains(value.as_str()) {
-            text = text.replace(value.as_str(), label);
-        }
-    }
-    text
-}
-
-/// The values hidden by every [`Secrets`] in this process, longest first.
-static HIDDEN: RwLock<Vec<(String, String)>> = RwLock::new(Vec::new());
-/// Whether [`HIDDEN`] holds anything, so that redaction takes no lock until it does.
-static HIDDEN_ANY: AtomicBool = AtomicBool::new(false);
-
-/// Hides `value` from every tool result in this process from now on, as `label`
-/// (`[redacted api key]` for a provider's key). For secrets that live in code rather
-/// than in a pipeline's options: the providers call it for their API keys.
-///
-/// Values shorter than 8 characters are ignored (a placeholder key such as `ollama`
-/// would otherwise be cut out of every output), and a value given twice is kept once.
-/// Values stay registered for the life of the process.
-///
-/// ```
-/// use brute::tools::{Secrets, hide_everywhere};
-///
-/// hide_everywhere("[redacted db password]", "pa55-w0rd-in-code");
-/// // Any `Secrets`, even an empty one, now hides it.
-/// assert_eq!(Secrets::default().redact("pw=pa55-w0rd-in-code"), "pw=[redacted db password]");
-/// ```
-pub fn hide_everywhere(label: &str, value: impl Into<String>) {
-    let value = value.into();
-    if value.chars().count() < 8 {
-        return;
-    }
-    let mut hidden = HIDDEN.write().unwrap_or_else(PoisonError::into_inner);
-    if hidden.iter().any(|(_, known)| *known == value) {
-        return;
-    }
-    hidden.push((label.to_string(), value));
-    hidden.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
-    HIDDEN_ANY.store(true, Ordering::Release);
 }
 
 impl fmt::Debug for Secrets {
@@ -210,22 +185,17 @@ mod tests {
     }
 
     #[test]
-    fn values_hidden_everywhere_reach_every_secrets() {
-        let own = Secrets::default().with(["own-secret-1"]);
-        hide_everywhere("[redacted api key]", "sk-registered-in-code-0042");
-        hide_everywhere("[redacted api key]", "sk-registered-in-code-0042");
-        hide_everywhere("[redacted]", "short");
-        let text = "a=sk-registered-in-code-0042 b=own-secret-1 c=short";
+    fn api_keys_are_hidden_as_api_keys_and_short_ones_skipped() {
+        let keys = [ApiKey::new("sk-given-in-code-0042"), ApiKey::new("ollama")];
+        let secrets = Secrets::default()
+            .with(["own-secret-1"])
+            .with_api_keys(&keys);
+        let text = "a=sk-given-in-code-0042 b=own-secret-1 c=ollama";
         assert_eq!(
-            own.redact(text),
-            "a=[redacted api key] b=[redacted] c=short"
+            secrets.redact(text),
+            "a=[redacted api key] b=[redacted] c=ollama"
         );
-        assert_eq!(
-            Secrets::default().redact(text),
-            "a=[redacted api key] b=own-secret-1 c=short"
-        );
-        let hidden = HIDDEN.read().unwrap_or_else(PoisonError::into_inner);
-        let copies = hidden.iter().filter(|(_, v)| v.contains("0042")).count();
-        assert_eq!(copies, 1, "a value given twice is kept once");
+        // Plain data: a key given to one set is not hidden by another.
+        assert_eq!(Secrets::default().redact(text), text);
     }
 }

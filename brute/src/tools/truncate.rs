@@ -28,7 +28,8 @@ pub enum Truncation {
 /// Cuts `text` to [`MAX_LINES`] lines and [`MAX_BYTES`] bytes (lines longer than
 /// [`MAX_LINE_LENGTH`] characters are cut first), keeping the head or the tail. When
 /// anything was cut, the full text is written to a new file in `dir` and a note naming
-/// it is appended. Returns the text unchanged when it fits.
+/// it, and saying how many lines and bytes were dropped, is appended. Returns the text
+/// unchanged when it fits.
 ///
 /// ```
 /// use brute::tools::{truncate, Truncation};
@@ -37,39 +38,54 @@ pub enum Truncation {
 /// let cut = truncate(&long, Truncation::Tail, dir.path());
 /// assert!(cut.contains("line 4999"));
 /// assert!(!cut.contains("line 0\n"));
+/// assert!(cut.contains("bytes not shown"));
 /// assert!(cut.contains("Full output saved to:"));
 /// ```
 pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
+    cut(text, direction, Some(dir))
+}
+
+/// [`truncate`], saving the full text only when there is a folder to save it in.
+fn cut(text: &str, direction: Truncation, dir: Option<&Path>) -> String {
     if direction == Truncation::None || fits(text) {
         return text.to_string();
     }
-    let lines: Vec<&str> = text.lines().collect();
+    // Each line with its line end, so that the bytes shown are counted exactly.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let total = lines.len();
-    let cut_line = |line: &str| -> String {
+    // A line as shown (without its line end), and how many bytes of `text` that shows.
+    let cut_line = |piece: &str| -> (String, usize) {
+        let line = piece
+            .strip_suffix('\n')
+            .map_or(piece, |line| line.strip_suffix('\r').unwrap_or(line));
         if line.len() <= MAX_LINE_LENGTH {
-            return line.to_string();
+            return (line.to_string(), piece.len());
         }
         let end = line
             .char_indices()
             .nth(MAX_LINE_LENGTH)
             .map_or(line.len(), |(i, _)| i);
-        format!(
+        let shown = format!(
             "{}... (line truncated to {MAX_LINE_LENGTH} chars)",
             &line[..end]
-        )
+        );
+        (shown, end)
     };
     let mut kept: Vec<String> = Vec::new();
     let mut bytes = 0;
+    // Bytes of `text` the kept lines show (with their newlines).
+    let mut shown_bytes = 0usize;
     let ordered: Box<dyn Iterator<Item = &&str>> = match direction {
         Truncation::Head | Truncation::None => Box::new(lines.iter()),
         Truncation::Tail => Box::new(lines.iter().rev()),
     };
     for line in ordered.take(MAX_LINES) {
-        let line = cut_line(line);
+        let (line, own) = cut_line(line);
         if bytes + line.len() + 1 > MAX_BYTES {
             break;
         }
         bytes += line.len() + 1;
+        shown_bytes += own;
         kept.push(line);
     }
     if direction == Truncation::Tail {
@@ -77,55 +93,100 @@ pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
     }
     let shown = kept.len();
     let mut out = kept.join("\n");
-    let saved = save_full(text, dir);
-    out.push_str(&format!("\n{MARKER} showing {shown} of {total} lines]\n"));
-    match saved {
-        Ok(path) => out.push_str(&format!(
+    out.push_str(&format!(
+        "\n{MARKER} showing {shown} of {total} lines, {shown_bytes} of {} bytes; {} bytes not shown]\n",
+        text.len(),
+        text.len() - shown_bytes,
+    ));
+    match dir.map(|dir| save_full(text, dir)) {
+        Some(Ok(path)) => out.push_str(&format!(
             "Full output saved to: {}. Use read with start_line/end_line to view specific sections.",
             path.display()
         )),
-        Err(err) => out.push_str(&format!("The full output could not be saved: {err}.")),
+        Some(Err(err)) => out.push_str(&format!("The full output could not be saved: {err}.")),
+        None => out.push_str(
+            "The full output was not saved (the tool pipeline has no `output_dir`).",
+        ),
     }
     out
 }
 
-/// Where truncated tool outputs are saved in full: a path, or (the default)
-/// `$XDG_DATA_HOME/brute/tool-output` (`$HOME/.local/share/brute/tool-output`), falling
-/// back to the system's temporary directory. The default reads those two environment
-/// variables when a pipeline first runs.
-#[derive(Clone, Debug, Default)]
-pub struct OutputDir(pub Option<PathBuf>);
+/// Where truncated tool outputs are saved in full. By default nowhere: a cut output
+/// says what was dropped and nothing is written. Saving is opt-in: a folder of your
+/// choice (`output_dir: "/var/lib/app/tool-output"`, any path converts), or
+/// [`OutputDir::user_data`] for `$XDG_DATA_HOME/brute/tool-output`.
+///
+/// ```
+/// use brute::tools::OutputDir;
+/// assert_eq!(OutputDir::default(), OutputDir::none());
+/// assert_ne!(OutputDir::from("/tmp/tool-output"), OutputDir::none());
+/// # let _ = OutputDir::user_data();
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutputDir(Place);
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum Place {
+    #[default]
+    Nowhere,
+    Path(PathBuf),
+    UserData,
+}
 
 impl OutputDir {
-    pub(crate) fn resolve(&self) -> PathBuf {
-        if let Some(path) = &self.0 {
-            return path.clone();
-        }
-        let data = std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
-        match data {
-            Some(dir) => dir.join("brute/tool-output"),
-            None => std::env::temp_dir().join("brute-tool-output"),
+    /// Cut outputs are not saved (the default).
+    pub fn none() -> Self {
+        OutputDir(Place::Nowhere)
+    }
+
+    /// The user's data folder: `$XDG_DATA_HOME/brute/tool-output`, or
+    /// `$HOME/.local/share/brute/tool-output`; those variables are read when a pipeline
+    /// first runs, and with neither set nothing is saved. Saved outputs there older than
+    /// the pipeline's `output_retention` (a week) are deleted.
+    pub fn user_data() -> Self {
+        OutputDir(Place::UserData)
+    }
+
+    /// The folder, if outputs are saved.
+    pub(crate) fn resolve(&self) -> Option<PathBuf> {
+        match &self.0 {
+            Place::Nowhere => None,
+            Place::Path(path) => Some(path.clone()),
+            Place::UserData => std::env::var_os("XDG_DATA_HOME")
+                .filter(|dir| !dir.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .filter(|dir| !dir.is_empty())
+                        .map(|h| PathBuf::from(h).join(".local/share"))
+                })
+                .map(|dir| dir.join("brute/tool-output")),
         }
     }
 }
 
 impl From<&str> for OutputDir {
     fn from(path: &str) -> Self {
-        OutputDir(Some(path.into()))
+        OutputDir(Place::Path(path.into()))
     }
 }
 
 impl From<PathBuf> for OutputDir {
     fn from(path: PathBuf) -> Self {
-        OutputDir(Some(path))
+        OutputDir(Place::Path(path))
     }
 }
 
 impl From<&Path> for OutputDir {
     fn from(path: &Path) -> Self {
-        OutputDir(Some(path.into()))
+        OutputDir(Place::Path(path.into()))
+    }
+}
+
+impl From<Option<PathBuf>> for OutputDir {
+    /// `None`: not saved.
+    fn from(path: Option<PathBuf>) -> Self {
+        path.map_or_else(OutputDir::none, OutputDir::from)
     }
 }
 
@@ -183,7 +244,7 @@ pub(crate) fn truncate_owned(
     text: String,
     direction: Truncation,
     is_error: bool,
-    dir: &Path,
+    dir: Option<&Path>,
 ) -> String {
     let direction = match direction {
         Truncation::None if is_error => Truncation::Head,
@@ -192,7 +253,7 @@ pub(crate) fn truncate_owned(
     if direction == Truncation::None || fits(&text) {
         text
     } else {
-        truncate(&text, direction, dir)
+        cut(&text, direction, dir)
     }
 }
 
@@ -262,7 +323,9 @@ mod tests {
         let long: String = (0..3000).map(|i| format!("{i}\n")).collect();
         let head = truncate(&long, Truncation::Head, dir.path());
         assert!(head.starts_with("0\n1\n"));
-        assert!(head.contains("[Output truncated: showing 2000 of 3000 lines]"));
+        assert!(head.contains(
+            "[Output truncated: showing 2000 of 3000 lines, 8890 of 13890 bytes; 5000 bytes not shown]"
+        ));
         let saved = head.split("Full output saved to: ").nth(1).unwrap();
         let saved = saved.split(". Use").next().unwrap();
         assert_eq!(std::fs::read_to_string(saved).unwrap(), long);
@@ -274,5 +337,28 @@ mod tests {
         let tail = truncate(&big, Truncation::Tail, dir.path());
         assert!(tail.len() < MAX_BYTES + 500);
         assert!(tail.contains(&format!("{:0>99}", 1499)));
+    }
+
+    #[test]
+    fn without_a_folder_nothing_is_saved_and_the_note_says_so() {
+        let long: String = (0..3000).map(|i| format!("{i}\n")).collect();
+        let cut = truncate_owned(long, Truncation::Head, false, None);
+        assert!(cut.contains("5000 bytes not shown]"), "{cut}");
+        assert!(
+            cut.contains("was not saved") && !cut.contains("saved to:"),
+            "{cut}"
+        );
+        assert_eq!(OutputDir::default().resolve(), None);
+        assert_eq!(OutputDir::from("/x").resolve(), Some(PathBuf::from("/x")));
+    }
+
+    #[test]
+    fn a_cut_wide_line_counts_only_the_bytes_it_shows() {
+        let wide = "x".repeat(100_000);
+        let cut = truncate_owned(wide, Truncation::Head, false, None);
+        assert!(
+            cut.contains("2000 of 100000 bytes; 98000 bytes not shown]"),
+            "{cut}"
+        );
     }
 }

@@ -131,6 +131,10 @@ impl Assemble for State {
     }
 
     /// Ends the stream. A stream without its `message_stop` is a dropped connection.
+    fn deltas(&mut self) -> &mut Deltas {
+        &mut self.text
+    }
+
     fn complete(self, place: &str) -> Result<Completion, ModelError> {
         if !self.stopped {
             return Err(ModelError::Connection(format!(

@@ -2,8 +2,8 @@
 //! the response, and the events of a stream.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use crate::message::{Message, Part, Role, Source};
 use crate::providers::Extra;
@@ -135,6 +135,7 @@ pub(super) enum OutBlock<'a> {
     ToolUse {
         id: &'a str,
         name: &'a str,
+        #[serde(serialize_with = "object_or_empty")]
         input: &'a Value,
     },
     ToolResult {
@@ -236,13 +237,7 @@ pub(super) fn blocks(message: &Message) -> Vec<OutBlock<'_>> {
                 blocks.push(OutBlock::ToolUse {
                     id: &call.id,
                     name: &call.name,
-                    // Arguments that are not an object cannot be a tool_use input;
-                    // the call is kept (its result follows it) with an empty input.
-                    input: if call.arguments.is_object() {
-                        &call.arguments
-                    } else {
-                        &EMPTY_OBJECT
-                    },
+                    input: &call.arguments,
                 });
             }
         }
@@ -258,8 +253,17 @@ pub(super) fn blocks(message: &Message) -> Vec<OutBlock<'_>> {
     blocks
 }
 
-static EMPTY_OBJECT: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| Value::Object(Map::new()));
+/// A `tool_use` input: the arguments when they are an object, else `{}`. Arguments
+/// that are not an object cannot be an input; the call is kept (its result follows it)
+/// with an empty one.
+fn object_or_empty<S: serde::Serializer>(input: &&Value, serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    if input.is_object() {
+        input.serialize(serializer)
+    } else {
+        serializer.serialize_map(Some(0))?.end()
+    }
+}
 
 #[derive(Deserialize)]
 pub(super) struct Response {

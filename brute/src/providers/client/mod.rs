@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-use super::redact::Redactor;
+use super::redact::{Redactor, is_secret_header};
 use super::sse::DEFAULT_MAX_EVENT_BYTES;
 use super::{ApiKey, Request, StreamDecode, WireFormat};
 use crate::env::Env;
@@ -39,14 +39,28 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// longest reply a model writes (128k tokens are about 1 MiB of text).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
+/// The largest event stream by default: 256 MiB, a hundred times the longest reply a
+/// model streams (a 128k-token reply is about 1 MiB of text, a few MiB as events);
+/// an endless stream is refused there instead of filling memory.
+pub const DEFAULT_MAX_STREAM_BYTES: usize = 256 * 1024 * 1024;
+
+/// How long one model call may take in all by default: 15 minutes, from sending the
+/// request to the end of the reply. A stream that keeps talking (a keep-alive, or a
+/// character now and then) never meets the idle timeout; this bounds it. A long
+/// streamed reply of a large model (32k tokens at 40 per second) takes about as long
+/// as a quarter of it.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
 /// The timeouts and size limits of an [`HttpModel`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Limits {
     pub(crate) connect: Duration,
     pub(crate) first_byte: Duration,
     pub(crate) idle: Duration,
+    pub(crate) call: Duration,
     pub(crate) max_response_bytes: usize,
     pub(crate) max_event_bytes: usize,
+    pub(crate) max_stream_bytes: usize,
 }
 
 impl Default for Limits {
@@ -55,8 +69,10 @@ impl Default for Limits {
             connect: DEFAULT_CONNECT_TIMEOUT,
             first_byte: DEFAULT_FIRST_BYTE_TIMEOUT,
             idle: DEFAULT_IDLE_TIMEOUT,
+            call: DEFAULT_CALL_TIMEOUT,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            max_stream_bytes: DEFAULT_MAX_STREAM_BYTES,
         }
     }
 }
@@ -95,7 +111,10 @@ pub struct HttpModel<F> {
     url: Arc<str>,
     key: Option<ApiKey>,
     headers: Vec<(Arc<str>, Arc<str>)>,
+    /// Values of headers given with `.secret_header(..)`.
+    secret_headers: Vec<Arc<str>>,
     stream: bool,
+    redact_output: bool,
     transport: Transport,
     recorder: Option<Recorder>,
 }
@@ -109,7 +128,9 @@ impl<F: WireFormat> HttpModel<F> {
             url: F::endpoint(base_url.as_ref()).into(),
             key: None,
             headers: Vec::new(),
+            secret_headers: Vec::new(),
             stream: false,
+            redact_output: true,
             transport: Transport::default(),
             recorder: None,
         }
@@ -147,9 +168,50 @@ impl<F: WireFormat> HttpModel<F> {
     /// Sends the header `name: value` with every request (`HTTP-Referer` for
     /// OpenRouter, a proxy's own key, ...). A name or value that is not a valid header
     /// fails each call with [`ModelError::Rejected`].
+    ///
+    /// A header whose name says it carries a credential (`authorization`,
+    /// `proxy-authorization`, `cookie`, `api-key`, or a name holding `key`, `token`,
+    /// `secret`, `auth`, `password`, `signature` or `credential`: Azure's `api-key`,
+    /// `x-goog-api-key`) is a secret like the API key: its value is redacted from every
+    /// error, event and log line. Use [`secret_header`](Self::secret_header) for one
+    /// whose name does not say so.
     pub fn header(mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
+    }
+
+    /// Sends the header `name: value` with every request, its value a secret whatever
+    /// its name: redacted like the API key.
+    pub fn secret_header(mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) -> Self {
+        let value = value.into();
+        self.secret_headers.push(value.clone());
+        self.headers.push((name.into(), value));
+        self
+    }
+
+    /// Whether the model's own output (its text, reasoning and tool calls, the deltas
+    /// emitted while it streams, and what `record_to` writes) has the secrets taken
+    /// out before it is decoded, and so before it is stored, emitted or traced
+    /// (default `true`; without a key or a secret header there is nothing to take out).
+    /// A model that echoes its key then writes `[redacted]`. Errors are redacted
+    /// either way.
+    pub fn redact_output(mut self, redact: bool) -> Self {
+        self.redact_output = redact;
+        self
+    }
+
+    /// The secrets of this model: its key and the values of its secret headers.
+    fn redactor(&self) -> Redactor {
+        let mut redactor = Redactor::new(self.key.as_ref());
+        for (name, value) in &self.headers {
+            if is_secret_header(name) {
+                redactor = redactor.with(value);
+            }
+        }
+        for value in &self.secret_headers {
+            redactor = redactor.with(value);
+        }
+        redactor
     }
 
     /// Streams responses (server-sent events), emitting content and reasoning deltas.
@@ -183,6 +245,22 @@ impl<F: WireFormat> HttpModel<F> {
     /// [`DEFAULT_IDLE_TIMEOUT`]).
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.transport.set_limits(|l| l.idle = timeout);
+        self
+    }
+
+    /// How long one call may take in all, from sending the request to the end of the
+    /// reply (default [`DEFAULT_CALL_TIMEOUT`]); past it the call fails with
+    /// [`ModelError::Timeout`], however steadily the server was still sending.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.transport.set_limits(|l| l.call = timeout);
+        self
+    }
+
+    /// The largest event stream, in bytes (default [`DEFAULT_MAX_STREAM_BYTES`]); a
+    /// longer one is refused with [`ModelError::TooLarge`] as soon as it passes the
+    /// limit, without reading on.
+    pub fn max_stream_bytes(mut self, limit: usize) -> Self {
+        self.transport.set_limits(|l| l.max_stream_bytes = limit);
         self
     }
 
@@ -251,15 +329,33 @@ impl<F: WireFormat> HttpModel<F> {
             value.set_sensitive(true);
             headers.insert(HeaderName::from_static(name), value);
         }
+        for (name, value) in headers.iter_mut() {
+            if is_secret_header(name.as_str())
+                || self
+                    .secret_headers
+                    .iter()
+                    .any(|s| value.as_bytes() == s.as_bytes())
+            {
+                value.set_sensitive(true);
+            }
+        }
         Ok(headers)
     }
 
-    /// One call: encode, send, then decode the body or the stream.
-    async fn call(&self, env: &Env) -> Result<Completion, ModelError> {
+    /// One call within the call timeout.
+    async fn call(&self, env: &Env, redactor: &Redactor) -> Result<Completion, ModelError> {
+        let limit = self.transport.limits().call;
+        tokio::time::timeout(limit, self.exchange(env, redactor))
+            .await
+            .map_err(|_| ModelError::Timeout(limit))?
+    }
+
+    /// Encode, send, then decode the body or the stream.
+    async fn exchange(&self, env: &Env, redactor: &Redactor) -> Result<Completion, ModelError> {
         let place = format!(
             "{}: POST {} (model {})",
             F::NAME,
-            self.url,
+            redactor.text(&self.url),
             self.wire.model()
         );
         let request = Request::from_env(env).stream(self.stream);
@@ -267,21 +363,37 @@ impl<F: WireFormat> HttpModel<F> {
         let headers = self.headers(&place)?;
         let response = self
             .transport
-            .post(&place, &self.url, headers, body)
+            .post(&place, &self.url, headers, body, redactor)
             .await?;
+        // What the model wrote has the secrets taken out before it is decoded.
+        let output = if self.redact_output {
+            redactor.clone()
+        } else {
+            Redactor::default()
+        };
         if self.stream && !is_json(&response) {
             let max_event_bytes = self.transport.limits().max_event_bytes;
             let mut decoder = F::stream_decoder(place.clone(), max_event_bytes);
+            decoder.redact(output.secrets());
             let mut raw = Vec::new();
+            let mut clean = output.stream();
+            let mut buffer = Vec::new();
             self.transport
                 .chunks(&place, response, |chunk| {
+                    let chunk = clean.feed(chunk, &mut buffer);
                     if self.recorder.is_some() {
                         raw.extend_from_slice(chunk);
                     }
                     decoder.feed(chunk, env)
                 })
                 .await?;
+            let rest = clean.finish();
+            if self.recorder.is_some() {
+                raw.extend_from_slice(&rest);
+            }
+            decoder.feed(&rest, env)?;
             let mut completion = decoder.finish(env)?;
+            output.message(&mut completion.message);
             settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
                 recorder.sse(F::NAME, &raw)?;
@@ -290,7 +402,9 @@ impl<F: WireFormat> HttpModel<F> {
         } else {
             // A server may answer a streamed request with plain JSON: decode it as such.
             let body = self.transport.body(&place, response).await?;
+            let body = output.bytes(&body);
             let mut completion = F::decode(&body, &place)?;
+            output.message(&mut completion.message);
             settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
                 recorder.body(F::NAME, &body)?;
@@ -312,8 +426,9 @@ fn settle(request: &Request<'_>, completion: &mut Completion) {
 impl<F: WireFormat> Model for HttpModel<F> {
     /// Every error leaves through the redaction point: the key is not in any of them.
     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
-        self.call(env).await.map_err(|error| {
-            let error = Redactor::new(self.key.as_ref()).error(error);
+        let redactor = self.redactor();
+        self.call(env, &redactor).await.map_err(|error| {
+            let error = redactor.error(error);
             tracing::debug!(
                 gen_ai.system = F::NAME,
                 error.message = %error,
@@ -326,6 +441,10 @@ impl<F: WireFormat> Model for HttpModel<F> {
     fn name(&self) -> &str {
         self.wire.model()
     }
+
+    fn secrets(&self) -> Vec<&str> {
+        self.key.iter().map(ApiKey::expose).collect()
+    }
 }
 
 impl<F: WireFormat> fmt::Debug for HttpModel<F> {
@@ -334,10 +453,11 @@ impl<F: WireFormat> fmt::Debug for HttpModel<F> {
         f.debug_struct("HttpModel")
             .field("format", &F::NAME)
             .field("model", &self.wire.model())
-            .field("url", &Redactor::new(self.key.as_ref()).text(&self.url))
+            .field("url", &self.redactor().text(&self.url))
             .field("key", &self.key)
             .field("headers", &header_names)
             .field("stream", &self.stream)
+            .field("redact_output", &self.redact_output)
             .field("limits", self.transport.limits())
             .finish_non_exhaustive()
     }

@@ -8,6 +8,7 @@ use reqwest::header::HeaderMap;
 use super::Limits;
 use crate::error::ModelError;
 use crate::providers::errors::{retry_after, status_error};
+use crate::providers::redact::Redactor;
 
 /// How much of an error response's body is read (its message is quoted from it).
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -51,13 +52,15 @@ impl Transport {
     }
 
     /// Posts `body` to `url` and returns the response once its headers arrived, if its
-    /// status is a success.
+    /// status is a success. A failure's body has the secrets of `redactor` taken out
+    /// before it is parsed or quoted.
     pub(crate) async fn post(
         &self,
         place: &str,
         url: &str,
         headers: HeaderMap,
         body: Vec<u8>,
+        redactor: &Redactor,
     ) -> Result<reqwest::Response, ModelError> {
         let request = self.client(place)?.post(url).headers(headers).body(body);
         let response = tokio::time::timeout(self.limits.first_byte, request.send())
@@ -79,8 +82,13 @@ impl Transport {
                 Ok(body.len() < ERROR_BODY_LIMIT)
             })
             .await;
-        let body = String::from_utf8_lossy(&body);
-        Err(status_error(place, status.as_u16(), wait, &body))
+        let text = String::from_utf8_lossy(&body);
+        let text = if body.len() >= ERROR_BODY_LIMIT {
+            redactor.truncated(&text)
+        } else {
+            redactor.text(&text)
+        };
+        Err(status_error(place, status.as_u16(), wait, &text))
     }
 
     /// The whole body of a non-streamed response, refused once it passes
@@ -111,15 +119,31 @@ impl Transport {
         Ok(body)
     }
 
-    /// Feeds the chunks of a streamed body to `on_chunk` as they arrive.
+    /// Feeds the chunks of a streamed body to `on_chunk` as they arrive, refused once
+    /// the stream passes `max_stream_bytes` (at once when its `content-length` says so).
     pub(crate) async fn chunks(
         &self,
         place: &str,
         response: reqwest::Response,
         mut on_chunk: impl FnMut(&[u8]) -> Result<(), ModelError>,
     ) -> Result<(), ModelError> {
-        self.read(place, response, |chunk| on_chunk(chunk).map(|()| true))
-            .await
+        let limit = self.limits.max_stream_bytes;
+        let too_large = || ModelError::TooLarge {
+            limit,
+            message: format!("{place}: the event stream passed the stream size limit"),
+        };
+        if response.content_length().unwrap_or(0) > limit as u64 {
+            return Err(too_large());
+        }
+        let mut total = 0usize;
+        self.read(place, response, |chunk| {
+            total = total.saturating_add(chunk.len());
+            if total > limit {
+                return Err(too_large());
+            }
+            on_chunk(chunk).map(|()| true)
+        })
+        .await
     }
 
     /// Reads `response` chunk by chunk, giving `on_chunk` each one, until the body ends

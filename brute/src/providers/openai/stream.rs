@@ -76,6 +76,10 @@ impl Assemble for State {
 
     /// Ends the stream. A stream that stopped before its end (`[DONE]` or a finish
     /// reason) is a dropped connection.
+    fn deltas(&mut self) -> &mut Deltas {
+        &mut self.text
+    }
+
     fn complete(self, place: &str) -> Result<Completion, ModelError> {
         if !self.done && !self.finished {
             return Err(ModelError::Connection(format!(

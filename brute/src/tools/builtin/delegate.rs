@@ -95,7 +95,7 @@ impl Tool for Delegate {
         };
         let max = self.max_iterations;
         let root = cx.sandbox().root().to_path_buf();
-        let output_dir = cx.output_dir().to_path_buf();
+        let output_dir = cx.output_dir().map(std::path::Path::to_path_buf);
         let secrets = cx.secrets().clone();
         let agent = crate::brute_agent! {
             use crate::middleware::SystemPrompt { prompt: PROMPT };
@@ -134,6 +134,7 @@ impl Tool for Delegate {
 trait DynModel: Send + Sync {
     fn complete_boxed<'a>(&'a self, env: &'a Env) -> BoxFuture<'a, Result<Completion, Error>>;
     fn model_name(&self) -> &str;
+    fn model_secrets(&self) -> Vec<&str>;
 }
 
 impl<M: Model + 'static> DynModel for M {
@@ -143,6 +144,10 @@ impl<M: Model + 'static> DynModel for M {
 
     fn model_name(&self) -> &str {
         self.name()
+    }
+
+    fn model_secrets(&self) -> Vec<&str> {
+        self.secrets()
     }
 }
 
@@ -158,6 +163,10 @@ impl Model for SharedModel {
 
     fn name(&self) -> &str {
         self.0.model_name()
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        self.0.model_secrets()
     }
 }
 

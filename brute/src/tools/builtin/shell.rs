@@ -1,7 +1,9 @@
 //! `shell`: `bash -c` in its own process group, with everything it started killed when
 
+use std::future::{Future, poll_fn};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::pin::pin;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -55,7 +57,11 @@ pub struct ShellArgs {
 ///
 /// The output is stdout, then `STDERR:` and stderr if there is any, then the exit code
 /// if it is not 0; long outputs keep their tail, and a stream longer than 16 MiB is
-/// drained to its end and says `[output truncated at 16777216 bytes ..]`. When the
+/// drained to its end, keeps its last 16 MiB and ends with a note saying how many
+/// bytes were dropped (the pipeline's own cut then says what it dropped of the rest).
+/// Output read before a timeout is returned with the timeout error; a process that
+/// escaped the kill and still holds the output open is not waited for (a quarter of a
+/// second at most, never past the timeout), and the result says so. When the
 /// command ends, times out, or the call is cancelled, every process it started is
 /// killed: its process group and, found by a marker in their environment, descendants
 /// that left the group.
@@ -113,56 +119,88 @@ fn kill_marked(marker: &str) {
     }
 }
 
-/// A token no other call uses.
+/// A token no other call uses: the process id and 64 random bits (std's `RandomState`
+/// is seeded randomly per thread and differs on every call).
 fn token() -> String {
     use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
     format!("{}-{:016x}", std::process::id(), hasher.finish())
 }
 
-/// One stream, read to its end: the last [`MAX_CAPTURE`] bytes and how many were
-/// dropped before them.
-async fn drain(stream: Option<impl AsyncRead + Unpin>) -> (Vec<u8>, u64) {
-    let mut kept = Vec::new();
-    let mut dropped = 0u64;
-    let Some(mut stream) = stream else {
-        return (kept, dropped);
-    };
+/// How long the output of a command that ended is still read when a process it started
+/// and that could not be killed (it left the group and dropped the marker) holds the
+/// pipes open; never past the call's own timeout.
+const ESCAPED_GRACE: Duration = Duration::from_millis(250);
+
+/// What was read of one stream: the last [`MAX_CAPTURE`] bytes and how many were
+/// dropped before them. Kept outside the reading future, so that what was read is
+/// there whenever reading stops (the end, a timeout, a process still holding the pipe).
+#[derive(Default)]
+struct Capture {
+    kept: Vec<u8>,
+    dropped: u64,
+}
+
+impl Capture {
+    fn push(&mut self, bytes: &[u8]) {
+        self.kept.extend_from_slice(bytes);
+        // Amortised: cut back to the cap once the buffer holds twice as much.
+        if self.kept.len() >= 2 * MAX_CAPTURE {
+            self.cap();
+        }
+    }
+
+    fn cap(&mut self) {
+        if self.kept.len() > MAX_CAPTURE {
+            let excess = self.kept.len() - MAX_CAPTURE;
+            self.kept.drain(..excess);
+            self.dropped += excess as u64;
+        }
+    }
+
+    /// The text read, and a note when its start was dropped (`what` names the stream).
+    fn finish(mut self, what: &str) -> (String, Option<String>) {
+        self.cap();
+        let text = String::from_utf8_lossy(&self.kept).into_owned();
+        let note = (self.dropped > 0).then(|| {
+            format!(
+                "[{what}: {} bytes, the first {} dropped: only the last {MAX_CAPTURE} bytes are captured]",
+                self.dropped + self.kept.len() as u64,
+                self.dropped,
+            )
+        });
+        (text, note)
+    }
+}
+
+/// Reads `stream` into `into` to its end (or a read error).
+async fn drain(stream: Option<impl AsyncRead + Unpin>, into: &mut Capture) {
+    let Some(mut stream) = stream else { return };
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                // Amortised: cut back to the cap once the buffer holds twice as much.
-                if kept.len() >= 2 * MAX_CAPTURE {
-                    let excess = kept.len() - MAX_CAPTURE;
-                    kept.drain(..excess);
-                    dropped += excess as u64;
-                }
-            }
+            Ok(0) | Err(_) => return,
+            Ok(n) => into.push(&buf[..n]),
         }
     }
-    if kept.len() > MAX_CAPTURE {
-        let excess = kept.len() - MAX_CAPTURE;
-        kept.drain(..excess);
-        dropped += excess as u64;
-    }
-    (kept, dropped)
 }
 
-/// The text of a drained stream, saying when its start was dropped.
-fn text_of((bytes, dropped): (Vec<u8>, u64)) -> String {
-    let text = String::from_utf8_lossy(&bytes);
-    if dropped == 0 {
-        return text.into_owned();
-    }
-    format!(
-        "[output truncated at {MAX_CAPTURE} bytes: the first {dropped} bytes are not shown]\n{text}"
-    )
+/// How a command's run ended.
+enum Ended {
+    /// It exited, and its output was read to the end.
+    Exited(std::process::ExitStatus),
+    /// It exited, but a process it started still held its output open after
+    /// [`ESCAPED_GRACE`]: what that process wrote later is not shown.
+    ExitedHeld(std::process::ExitStatus),
+    /// Waiting for it failed.
+    WaitFailed(std::io::Error),
+    /// Its timeout ran out.
+    TimedOut,
 }
 
 /// The working directory as the child opens it: the directory handle opened beneath
@@ -217,45 +255,86 @@ impl Tool for Shell {
             group: child.id().and_then(|id| i32::try_from(id).ok()),
             marker,
         };
-        let stdout = tokio::spawn(drain(child.stdout.take()));
-        let stderr = tokio::spawn(drain(child.stderr.take()));
-        let status = tokio::time::timeout(Duration::from_secs(secs), child.wait()).await;
-        // Kill what is left: on timeout the command itself, otherwise background
-        // processes that would keep the pipes open.
-        drop(reaper);
-        let collect = |task: tokio::task::JoinHandle<(Vec<u8>, u64)>| async move {
-            match tokio::time::timeout(Duration::from_secs(2), task).await {
-                Ok(Ok(drained)) => text_of(drained),
-                _ => String::new(),
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        let (mut out, mut err) = (Capture::default(), Capture::default());
+        let ended = {
+            let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+            let mut drains = pin!(futures_util::future::join(
+                drain(stdout, &mut out),
+                drain(stderr, &mut err)
+            ));
+            let mut drained = false;
+            // The command and its output together, until the command exits.
+            let waited = {
+                let mut wait = pin!(child.wait());
+                let both = poll_fn(|cx| {
+                    if !drained && drains.as_mut().poll(cx).is_ready() {
+                        drained = true;
+                    }
+                    wait.as_mut().poll(cx)
+                });
+                tokio::time::timeout_at(deadline, both).await
+            };
+            // Kill what is left: on timeout the command itself, otherwise background
+            // processes that would keep the pipes open.
+            drop(reaper);
+            match waited {
+                Err(_elapsed) => Ended::TimedOut,
+                Ok(Err(e)) => Ended::WaitFailed(e),
+                Ok(Ok(status)) if drained => Ended::Exited(status),
+                Ok(Ok(status)) => {
+                    // What the killed processes wrote is read at once; a process that
+                    // escaped the kill is not waited for past the grace or the timeout.
+                    let until = deadline.min(tokio::time::Instant::now() + ESCAPED_GRACE);
+                    match tokio::time::timeout_at(until, drains).await {
+                        Ok(((), ())) => Ended::Exited(status),
+                        Err(_elapsed) => Ended::ExitedHeld(status),
+                    }
+                }
             }
         };
-        let (stdout, stderr) = futures_util::join!(collect(stdout), collect(stderr));
-        let mut out = stdout;
+        let (mut text, out_note) = out.finish("stdout");
+        let (stderr, err_note) = err.finish("stderr");
         if !stderr.is_empty() {
-            out.push_str("\nSTDERR:\n");
-            out.push_str(&stderr);
+            text.push_str("\nSTDERR:\n");
+            text.push_str(&stderr);
         }
-        match status {
-            Err(_) => {
+        // Notes last: a long output keeps its tail, so they survive the cut.
+        let notes: Vec<String> = [out_note, err_note].into_iter().flatten().collect();
+        let held = "[a process the command started still holds its output open: what it writes from now on is not shown]";
+        match ended {
+            Ended::TimedOut => {
                 let mut message =
                     format!("Command timed out after {secs}s: {}", quoted(&args.command));
-                if !out.is_empty() {
+                if !text.is_empty() {
                     message.push_str("\nOutput before the timeout:\n");
-                    message.push_str(&out);
+                    message.push_str(&text);
+                }
+                for note in notes {
+                    message.push('\n');
+                    message.push_str(&note);
                 }
                 Err(ToolError::failed(message))
             }
-            Ok(Err(e)) => Err(ToolError::failed(format!("cannot wait for bash: {e}"))),
-            Ok(Ok(status)) => {
+            Ended::WaitFailed(e) => Err(ToolError::failed(format!("cannot wait for bash: {e}"))),
+            Ended::Exited(status) | Ended::ExitedHeld(status) => {
                 match status.code() {
                     Some(0) => {}
-                    Some(code) => out.push_str(&format!("\n[exit code: {code}]")),
-                    None => out.push_str("\n[killed by a signal]"),
+                    Some(code) => text.push_str(&format!("\n[exit code: {code}]")),
+                    None => text.push_str("\n[killed by a signal]"),
                 }
-                if out.is_empty() {
-                    out.push_str("(no output)");
+                if text.is_empty() {
+                    text.push_str("(no output)");
                 }
-                Ok(out.into())
+                if matches!(ended, Ended::ExitedHeld(_)) {
+                    text.push('\n');
+                    text.push_str(held);
+                }
+                for note in notes {
+                    text.push('\n');
+                    text.push_str(&note);
+                }
+                Ok(text.into())
             }
         }
     }

@@ -11,7 +11,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
@@ -36,6 +36,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
+use crate::model::ModelSecrets;
 use crate::stop::ApprovalDecision;
 use crate::tool::ToolSpec;
 
@@ -51,20 +52,31 @@ use crate::tool::ToolSpec;
 ///   file run one after the other;
 /// - each call has a timeout (`timeout`, per tool `timeouts`), started when the call
 ///   first waits (a call that finishes without waiting touches no timer); dropping the
-///   turn's future cancels running calls and kills their processes;
+///   turn's future cancels running calls and kills their processes. A timeout is a
+///   Tokio timer, so it needs a runtime with timers (`enable_time()` or
+///   `enable_all()`; `#[tokio::main]` has them): see the `timeout` option;
 /// - an unknown tool, arguments that are not JSON or do not match the schema, a tool
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
 /// - every result, error results included, longer than 2,000 lines or 50 KiB is cut,
-///   and the full text is saved in `output_dir`, named in the result (saved outputs
-///   older than `output_retention` are deleted when the pipeline first runs);
-/// - secrets (from the environment unless `env_secrets` is off, and the values of
-///   `secrets` and `redact`) are replaced by placeholders in every result.
+///   with a note saying how many lines and bytes were dropped; when `output_dir` is
+///   set the full text is saved there and named in the result (saved outputs older
+///   than `output_retention` are deleted when the pipeline first runs). By default
+///   nothing is saved: the pipeline writes no file outside the folders it is given;
+/// - secrets (from the environment unless `env_secrets` is off, the values of
+///   `secrets` and `redact`, and the API key of the agent's model, which its terminal
+///   hands over through the env: [`Model::secrets`](crate::Model::secrets)) are
+///   replaced by placeholders in every result. The model's key is known from the first
+///   model call of the process on: a turn that resumes an approved call from a stored
+///   session before this agent called its model in this process hides the configured secrets
+///   only (put the key in `secrets` too if such a call may print it), and a `delegate`
+///   sub-agent hides its own model's key and the configured secrets, not the caller's
+///   model key (its answer is a result of the caller's pipeline, which hides it).
 ///
 /// Nothing is read from the process or its environment except where an option's
-/// default says so: `root` (the working directory), `output_dir` (`$XDG_DATA_HOME` or
-/// `$HOME`) and `env_secrets` (the environment's secrets); each is read once, on the
-/// first call.
+/// default says so: `root` (the working directory) and `env_secrets` (the
+/// environment's secrets), and [`OutputDir::user_data`](super::OutputDir::user_data)
+/// when chosen; each is read once, on the first call.
 ///
 /// ```
 /// use brute::{Message, ToolCall, brute_agent, middleware::Loop, providers::ScriptedModel};
@@ -100,8 +112,8 @@ use crate::tool::ToolSpec;
 /// | `timeouts` | `impl Into<`[`Timeouts`]`>` | none | per-tool limits: `[("shell", Duration::from_secs(60))]` |
 /// | `approval` | `impl Into<`[`Approval`]`>` | allow every call | decides before each call: allow, deny, rewrite |
 /// | `network` | [`NetworkPolicy`] | public addresses, 1 MiB, 5 redirects | what `fetch` may reach |
-/// | `output_dir` | `impl Into<`[`OutputDir`]`>` | `$XDG_DATA_HOME` or `$HOME` | where cut outputs are saved in full |
-/// | `output_retention` | `Option<Duration>` | a week | saved outputs older than this are deleted |
+/// | `output_dir` | `impl Into<`[`OutputDir`]`>` (a path, or [`OutputDir::user_data`]) | none: not saved | where cut outputs are saved in full |
+/// | `output_retention` | `Option<Duration>` | a week | saved outputs in `output_dir` older than this are deleted |
 /// | `env_secrets` | `bool` | `true` | hide the environment's secrets from results |
 /// | `secrets` | [`Secrets`] | none | more secrets to hide |
 /// | `redact` | `impl Into<`[`Redactions`]`>` | none | values to hide, given in code |
@@ -130,10 +142,16 @@ pub struct DefaultToolPipeline<A, T, P> {
     #[middleware(default = 8)]
     concurrency: usize,
     /// How long one call may take, from its first wait, before it is cancelled
-    /// (default 10 minutes); `None` for no limit. Timeouts need a Tokio runtime with timers
-    /// (`enable_time()`): with `timeout: None` and no `timeouts`, the pipeline runs on
-    /// a runtime without them (tools that sleep or time out, such as `shell`, still
-    /// need them).
+    /// (default 10 minutes); `None` for no limit.
+    ///
+    /// A timeout is a Tokio timer, so it needs a runtime built with timers
+    /// (`enable_time()` or `enable_all()`). Tokio cannot be asked whether a runtime has
+    /// them (tokio-rs/tokio#8361), so the pipeline does not guess: on a runtime without
+    /// them, the first call that waits panics inside Tokio ("timers are disabled. Call
+    /// `enable_time` on the runtime builder"), which the call's panic guard turns into
+    /// that call's error result (under `panic = "abort"` the process stops with that
+    /// message). With `timeout: None` and no `timeouts`, the pipeline itself needs no
+    /// timers (tools that sleep or time out, such as `shell`, still do).
     #[middleware(into, default = Duration::from_secs(600))]
     timeout: Option<Duration>,
     /// Timeouts of single tools, overriding `timeout`: `[("shell", Duration::from_secs(60))]`.
@@ -144,12 +162,13 @@ pub struct DefaultToolPipeline<A, T, P> {
     approval: Approval,
     /// What `fetch` may reach (default: public addresses only, 1 MiB, 5 redirects).
     network: NetworkPolicy,
-    /// Where truncated outputs are saved in full (default: see
-    /// [`OutputDir`](super::OutputDir)).
+    /// Where truncated outputs are saved in full (default: nowhere; a path, or
+    /// [`OutputDir::user_data`](super::OutputDir::user_data)).
     #[middleware(into)]
     output_dir: OutputDir,
-    /// Saved outputs in `output_dir` older than this are deleted when the pipeline
-    /// first runs (default: a week; `None` deletes nothing).
+    /// Saved outputs (`tool_*.txt`) in `output_dir` older than this are deleted when
+    /// the pipeline first runs (default: a week; `None` deletes nothing; without an
+    /// `output_dir` there is nothing to delete).
     #[middleware(default = Some(RETENTION))]
     output_retention: Option<Duration>,
     /// Whether the secrets of the process environment are hidden from tool results
@@ -170,6 +189,9 @@ struct Shared {
     specs: Vec<ToolSpec>,
     /// The set's [`ToolSet::revision`] when `specs` were computed.
     revision: u64,
+    /// The model's keys last handed over by the terminal, and the secrets hiding
+    /// them: kept for a pass that resumes calls before any model call.
+    model_secrets: Mutex<(Vec<String>, Secrets)>,
 }
 
 impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
@@ -191,12 +213,6 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
                 format!("cannot find the working directory: {e}"),
             )
         })?;
-        if (self.timeout.is_some() || !self.timeouts.is_empty()) && !timers_enabled() {
-            return Err(Error::layer(
-                "DefaultToolPipeline",
-                "a tool call timeout is set (`timeout`, default 10 minutes, or `timeouts`) but the Tokio runtime has no timers: build the runtime with `enable_time()` (or `enable_all()`), or set `timeout: None` and no `timeouts`",
-            ));
-        }
         let secrets = if self.env_secrets {
             Secrets::from_env().union(&self.secrets)
         } else {
@@ -210,11 +226,14 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
                 )
             })?
             .with_network(self.network.clone())
-            .with_output_dir(self.output_dir.resolve())
             .with_secrets(secrets.with(self.redact.clone()));
-        if let Some(retention) = self.output_retention {
+        let context = match self.output_dir.resolve() {
+            Some(dir) => context.with_output_dir(dir),
+            None => context,
+        };
+        if let (Some(retention), Some(dir)) = (self.output_retention, context.output_dir()) {
             // Best effort: saved outputs that cannot be deleted stay.
-            super::truncate::cleanup(context.output_dir(), retention);
+            super::truncate::cleanup(dir, retention);
         }
         let revision = self.tools.revision();
         let mut specs = Vec::new();
@@ -223,7 +242,25 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
             context,
             specs,
             revision,
+            model_secrets: Mutex::default(),
         }))
+    }
+
+    /// The secrets hiding the model's keys on this pass: those the terminal left in
+    /// `env`, or, on a pass that resumes calls before any model call, the last ones
+    /// this pipeline saw (none when this process has not called the model yet).
+    fn model_secrets(shared: &Shared, env: &Env) -> Secrets {
+        let mut seen = shared
+            .model_secrets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(ModelSecrets(keys)) = env.extensions.get::<ModelSecrets>()
+            && seen.0 != *keys
+        {
+            let secrets = Secrets::default().with_keys(keys.iter().map(String::as_str));
+            *seen = (keys.clone(), secrets);
+        }
+        seen.1.clone()
     }
 
     /// The tools' specs, as advertised (computed on the first call).
@@ -250,6 +287,7 @@ where
     async fn run_one(
         &self,
         context: &ToolContext,
+        model: &Secrets,
         call: &ToolCall,
         decided: Decision,
     ) -> (String, bool) {
@@ -261,12 +299,13 @@ where
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.id,
         );
-        traced!(self.run_one_in_span(context, call, decided), span)
+        traced!(self.run_one_in_span(context, model, call, decided), span)
     }
 
     async fn run_one_in_span(
         &self,
         context: &ToolContext,
+        model: &Secrets,
         call: &ToolCall,
         decided: Decision,
     ) -> (String, bool) {
@@ -312,19 +351,12 @@ where
             Ok(output) => (output.content, false),
             Err(error) => error_text(name, &error),
         };
-        let text = context.secrets().redact_owned(text);
+        let text = model.redact_owned(context.secrets().redact_owned(text));
         (
             truncate_owned(text, env.truncation, is_error, context.output_dir()),
             is_error,
         )
     }
-}
-
-/// Whether the current Tokio runtime has timers. Tokio has no query for it, only a
-/// panic when a timer is made without them; this makes one, once per pipeline, on the
-/// first call (the panic hook still prints Tokio's message when they are missing).
-fn timers_enabled() -> bool {
-    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
 }
 
 fn error_text(name: &str, error: &ToolError) -> (String, bool) {
@@ -378,7 +410,8 @@ where
         }
         // A paused turn resumed with a person's decision: apply it instead of a model call.
         if let Some(decision) = env.extensions.remove::<ApprovalDecision>() {
-            return self.resume(env, &shared.context, decision).await;
+            let model = Self::model_secrets(shared, env);
+            return self.resume(env, &shared.context, &model, decision).await;
         }
         self.app.call(env).await?;
         // The calls are read where they are, in the reply (the last message); results
@@ -387,6 +420,7 @@ where
             Some(message) if message.has_tool_calls() => env.messages.len() - 1,
             _ => return Ok(()),
         };
+        let model = Self::model_secrets(shared, env);
         let calls = &env.messages[reply].tool_calls;
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
@@ -395,7 +429,7 @@ where
                 // One call: no stream to set up (the common case), and nothing is
                 // appended while it runs, so it runs borrowed from the reply.
                 env.emit(Event::ToolCallStart { call });
-                let result = self.run_one(&shared.context, call, decided).await;
+                let result = self.run_one(&shared.context, &model, call, decided).await;
                 return append_result(env, reply, 0, result).await;
             }
             vec![decided]
@@ -421,7 +455,7 @@ where
             .enumerate()
             .filter(|(_, (_, decided))| *decided != Decision::Ask)
             .map(|(index, (call, decided))| {
-                let run = self.run_one(&shared.context, call, decided);
+                let run = self.run_one(&shared.context, &model, call, decided);
                 run.map(move |result| (index, result))
             })
             .collect();

@@ -17,6 +17,7 @@ use crate::message::{Message, ToolCall};
 use crate::stop::{ApprovalDecision, ApprovalError, ExitReason, Verdict};
 use crate::stream::{pending_approvals, pending_call};
 use crate::tools::context::ToolContext;
+use crate::tools::secrets::Secrets;
 use crate::tools::set::ToolSet;
 
 /// The content of a paused call's placeholder result.
@@ -76,6 +77,7 @@ where
         &self,
         env: &mut Env,
         context: &ToolContext,
+        model: &Secrets,
         decision: ApprovalDecision,
     ) -> Result<(), Error> {
         // An env kept from the paused turn (no session) still says it is paused.
@@ -118,7 +120,7 @@ where
         };
         let call = &env.messages[reply].tool_calls[index];
         env.emit(Event::ToolCallStart { call });
-        let result = self.run_one(context, call, decided).await;
+        let result = self.run_one(context, model, call, decided).await;
         append_result(env, reply, index, result).await?;
         let still = waiting(&env.messages);
         if !still.is_empty() {

@@ -1,0 +1,98 @@
+//! Tool-call ids unique across the whole session, given to a reply before it is stored.
+//!
+//! Providers refuse a history in which two calls share an id (Anthropic rejects a
+//! repeated `tool_use` id, so every later request of the session would fail) or a call
+//! has none, and a tool result must answer exactly one call. A model may repeat an id
+//! of an earlier reply (`same` twice), within one reply, or send none: the terminal,
+//! which knows the history, fixes them here.
+
+use std::collections::HashSet;
+
+use crate::message::Message;
+
+/// The ids that `history` has used, when `reply` has calls to check against them
+/// (`None` for a reply without calls: nothing to do, no scan).
+pub(crate) fn taken_by<'a>(
+    history: impl IntoIterator<Item = &'a Message>,
+    reply: &Message,
+) -> Option<HashSet<String>> {
+    if reply.tool_calls.is_empty() {
+        return None;
+    }
+    Some(
+        history
+            .into_iter()
+            .flat_map(|message| message.tool_calls.iter())
+            .map(|call| call.id.clone())
+            .collect(),
+    )
+}
+
+/// Gives every call of `reply` an id not in `taken` (the history's, [`taken_by`]) and
+/// used by no other call of `reply`: an empty id becomes `call_<pass>_<n>`, a taken
+/// one gets `_<n>` appended until it is free (`n` is the call's place in the reply).
+/// Ids that are free already are kept.
+pub(crate) fn make_unique(taken: Option<HashSet<String>>, reply: &mut Message, pass: u32) {
+    let Some(mut taken) = taken else {
+        return;
+    };
+    for (n, call) in reply.tool_calls.iter_mut().enumerate() {
+        if call.id.is_empty() {
+            call.id = format!("call_{pass}_{n}");
+        }
+        while taken.contains(&call.id) {
+            call.id = format!("{}_{n}", call.id);
+        }
+        taken.insert(call.id.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn reply(ids: &[&str]) -> Message {
+        let mut message = Message::assistant("");
+        message.tool_calls = ids
+            .iter()
+            .map(|id| ToolCall::new(*id, "t", serde_json::json!({})))
+            .collect();
+        message
+    }
+
+    fn make_unique<'a>(
+        history: impl IntoIterator<Item = &'a Message>,
+        reply: &mut Message,
+        pass: u32,
+    ) {
+        super::make_unique(taken_by(history, reply), reply, pass);
+    }
+
+    fn ids(message: &Message) -> Vec<&str> {
+        message.tool_calls.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    #[test]
+    fn ids_repeated_across_replies_within_one_or_empty_become_unique() {
+        let first = reply(&["same"]);
+        let mut second = reply(&["same"]);
+        make_unique([&first], &mut second, 1);
+        assert_eq!(ids(&second), ["same_0"]);
+        let mut third = reply(&["same", "same", "", "same_0"]);
+        make_unique([&first, &second], &mut third, 2);
+        let third_ids = ids(&third);
+        let mut all: Vec<&str> = ["same", "same_0"].into_iter().chain(third_ids).collect();
+        let count = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), count, "{all:?}");
+        assert!(all.iter().all(|id| !id.is_empty()));
+        let mut empty = reply(&[""]);
+        make_unique([&reply(&["call_0_0"])], &mut empty, 0);
+        assert_eq!(ids(&empty), ["call_0_0_0"]);
+        let mut fresh = reply(&["a", "b"]);
+        make_unique([&first], &mut fresh, 3);
+        assert_eq!(ids(&fresh), ["a", "b"], "free ids are kept");
+    }
+}

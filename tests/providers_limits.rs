@@ -1,0 +1,221 @@
+//! The limits of one model call on both wire formats, against a hostile server on
+//! 127.0.0.1: an endless stream of valid deltas is refused at the stream size limit,
+//! a stream dripped forever (each delta sent only once the last one arrived, so the
+//! idle timeout never fires) ends at the call timeout, bytes that are not UTF-8 are
+//! replaced instead of failing the reply, and tool-call ids that repeat an earlier
+//! reply's, or are empty, are made unique before the reply is stored.
+
+#![allow(clippy::unwrap_used)]
+
+mod providers_faults;
+mod providers_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use brute::{EventKind, Message, ModelError, ToolCall, brute_agent};
+use providers_faults::{APIS, Api, Settings, anthropic_start, env, openai_chunk};
+use providers_support::{Reply, Server};
+use serde_json::{Value, json};
+
+/// The events that open a stream (`prefix`) and one text delta event (`piece`).
+fn delta_events(api: Api, delta: &str) -> (Vec<u8>, Vec<u8>) {
+    match api {
+        Api::OpenAi => {
+            let piece = format!(
+                "data: {}\n\n",
+                openai_chunk(json!({"content": delta}), Value::Null)
+            );
+            // (A flood's prefix must not be empty: it would end the chunked body.)
+            (piece.clone().into_bytes(), piece.into_bytes())
+        }
+        Api::Anthropic => {
+            let start = json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}});
+            let prefix = format!(
+                "event: message_start\ndata: {}\n\nevent: content_block_start\ndata: {start}\n\n",
+                anthropic_start()
+            );
+            let delta = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": delta}});
+            let piece = format!("event: content_block_delta\ndata: {delta}\n\n");
+            (prefix.into_bytes(), piece.into_bytes())
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_endless_stream_of_valid_deltas_is_refused_at_the_stream_size_limit() {
+    let limit = 256 * 1024;
+    for api in APIS {
+        let (prefix, piece) = delta_events(api, &"x".repeat(1000));
+        let written = Arc::new(AtomicUsize::new(0));
+        let server = Server::start(vec![Reply::Flood {
+            content_type: "text/event-stream",
+            announce: false,
+            prefix,
+            piece,
+            total: 1 << 30,
+            written: written.clone(),
+        }])
+        .await;
+        let settings = Settings {
+            stream: true,
+            max_stream_bytes: Some(limit),
+            ..Settings::default()
+        };
+        let error = api.call(&server, &settings, &env()).await.unwrap_err();
+        match &error {
+            ModelError::TooLarge { limit: l, message } => {
+                assert_eq!(*l, limit, "{api:?}");
+                assert!(message.contains("stream size limit"), "{message}");
+            }
+            other => panic!("{api:?}: expected TooLarge, got {other:?}"),
+        }
+        // Refused where it passed the limit, not read to the server's end.
+        let sent = written.load(Ordering::Relaxed);
+        assert!(sent < 64 << 20, "{api:?}: the server wrote {sent} bytes");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
+    let call_timeout = Duration::from_millis(300);
+    for api in APIS {
+        let (prefix, piece) = delta_events(api, "a");
+        // A keep-alive comment before each delta: the server never falls silent.
+        let mut drip = b": keep-alive\n\n".to_vec();
+        drip.extend_from_slice(&piece);
+        let next = Arc::new(tokio::sync::Notify::new());
+        next.notify_one();
+        // 100,000 deltas, each sent only once the last one arrived: far longer than
+        // the call timeout, and a stream that ends well when nothing stops it.
+        let end = api.deltas_stream(&[]);
+        let suffix = match api {
+            Api::OpenAi => end.into_bytes(),
+            Api::Anthropic => {
+                let stop = end.find("event: content_block_stop").unwrap();
+                end.as_bytes()[stop..].to_vec()
+            }
+        };
+        let server = Server::start(vec![Reply::Drip {
+            prefix,
+            piece: drip,
+            pieces: 100_000,
+            suffix,
+            next: next.clone(),
+        }])
+        .await;
+        let settings = Settings {
+            stream: true,
+            idle: Some(Duration::from_secs(600)),
+            call_timeout: Some(call_timeout),
+            ..Settings::default()
+        };
+        let deltas = Arc::new(AtomicUsize::new(0));
+        let seen = deltas.clone();
+        let error = match api {
+            Api::OpenAi => {
+                let model = api.openai(&server, &settings);
+                let mut agent = brute_agent! { run model; };
+                let notify = next.clone();
+                agent.on(EventKind::ContentDelta, move |_env, _event| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                    notify.notify_one();
+                });
+                agent.start("Go.").await.unwrap_err()
+            }
+            Api::Anthropic => {
+                let model = api.anthropic(&server, &settings);
+                let mut agent = brute_agent! { run model; };
+                let notify = next.clone();
+                agent.on(EventKind::ContentDelta, move |_env, _event| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                    notify.notify_one();
+                });
+                agent.start("Go.").await.unwrap_err()
+            }
+        };
+        assert!(
+            matches!(error, brute::Error::Model(ModelError::Timeout(t)) if t == call_timeout),
+            "{api:?}: {error:?}"
+        );
+        assert!(
+            deltas.load(Ordering::Relaxed) > 1,
+            "{api:?}: the server was dripping deltas"
+        );
+    }
+}
+
+#[tokio::test]
+async fn bytes_that_are_not_utf8_are_replaced_and_the_reply_kept() {
+    for api in APIS {
+        let text = api.deltas_stream(&["Hel".into(), "zz".into()]);
+        let mut bytes = text.into_bytes();
+        // Put an invalid byte inside the second delta's text.
+        let at = bytes.windows(2).position(|w| w == b"zz").unwrap();
+        bytes.insert(at + 1, 0xff);
+        let server = Server::start(vec![Reply::Stream {
+            pieces: providers_support::split_bytes(&bytes, 5),
+        }])
+        .await;
+        let completion = api
+            .call(&server, &Settings::streamed(true), &env())
+            .await
+            .unwrap_or_else(|e| panic!("{api:?}: {e:?}"));
+        assert_eq!(completion.message.content, "Helz\u{fffd}z", "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn call_ids_repeated_across_replies_or_empty_are_unique_before_they_are_stored() {
+    for api in APIS {
+        for stream in [false, true] {
+            let replies = vec![
+                api.calls(&[("same".into(), "t".into(), "{}".into())], stream),
+                api.calls(&[(String::new(), "t".into(), "{}".into())], stream),
+            ];
+            let server = Server::start(replies).await;
+            let settings = Settings::streamed(stream);
+            let mut history = vec![
+                Message::user("Go."),
+                Message::tool_calls("", vec![ToolCall::new("same", "t", json!({}))]),
+                Message::tool_result("same", "done"),
+                Message::tool_calls("", vec![ToolCall::new("call_0_0", "t", json!({}))]),
+                Message::tool_result("call_0_0", "done"),
+                Message::user("Again."),
+            ];
+            for _ in 0..2 {
+                let outcome = match api {
+                    Api::OpenAi => {
+                        let model = api.openai(&server, &settings);
+                        let agent = brute_agent! { run model; };
+                        let mut env = agent.env();
+                        env.messages.extend(history.clone());
+                        agent.turn(env).await.unwrap()
+                    }
+                    Api::Anthropic => {
+                        let model = api.anthropic(&server, &settings);
+                        let agent = brute_agent! { run model; };
+                        let mut env = agent.env();
+                        env.messages.extend(history.clone());
+                        agent.turn(env).await.unwrap()
+                    }
+                };
+                let reply = outcome.env.messages.last().unwrap().clone();
+                let id = reply.tool_calls[0].id.clone();
+                let ids: Vec<&str> = history
+                    .iter()
+                    .flat_map(|m| m.tool_calls.iter().map(|c| c.id.as_str()))
+                    .collect();
+                assert!(!id.is_empty(), "{api:?}, stream {stream}: an empty id");
+                assert!(
+                    !ids.contains(&id.as_str()),
+                    "{api:?}, stream {stream}: `{id}` is already in {ids:?}"
+                );
+                history.push(reply);
+                history.push(Message::tool_result(id, "done"));
+                history.push(Message::user("Again."));
+            }
+        }
+    }
+}
