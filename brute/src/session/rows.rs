@@ -1,4 +1,4 @@
-//! What the database stores share: messages as JSON rows, lease owners, the clock.
+//! What the database stores share: messages as JSON rows, lease owners.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::{SystemTime, UNIX_EPOCH};
