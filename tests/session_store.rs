@@ -143,24 +143,61 @@ async fn the_postgres_store_keeps_the_promises() {
     conformance(&store).await;
 }
 
+/// Opens session `id` of `store` as soon as the lease another holder let lapse has
+/// expired: polls the lease row (each `open` reads it), no sleep.
+async fn open_when_expired<S: SessionStore>(store: &S, id: &str) -> (S::Lease, Vec<Message>) {
+    for _ in 0..1_000_000 {
+        match store.open(id).await {
+            Ok(opened) => return opened,
+            Err(e) if is_refused(&e) => tokio::task::yield_now().await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("the lease of {id} never expired");
+}
+
 /// A lease whose holder died (here: never released) frees itself after its ttl, and
 /// the old holder's writes are refused from then on: two workers never write one
-/// session at once.
-async fn an_expired_lease_is_taken_and_fenced<S: SessionStore>(store: &S) {
+/// session at once. `lease_ttl` belongs to the store value it was set on: the holder
+/// renews its lease for a millisecond through a clone, and the next worker's lease,
+/// taken through the original, is not shortened by it.
+async fn an_expired_lease_is_taken_and_fenced<S: SessionStore + Clone>(
+    store: &S,
+    short: impl Fn(S) -> S,
+) {
     let (mut stale, _) = store.open("s").await.unwrap();
     store
         .append(&mut stale, &[Message::user("from the first worker")])
         .await
         .unwrap();
     assert!(is_refused(&store.open("s").await.unwrap_err()));
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    let (mut fresh, history) = store.open("s").await.unwrap();
-    assert_eq!(history, [Message::user("from the first worker")]);
+    // The last write of the first worker renews its lease for 1 ms only.
+    short(store.clone())
+        .append(&mut stale, &[Message::assistant("renewed briefly")])
+        .await
+        .unwrap();
+    let (mut fresh, history) = open_when_expired(store, "s").await;
+    assert_eq!(
+        history,
+        [
+            Message::user("from the first worker"),
+            Message::assistant("renewed briefly")
+        ]
+    );
     let lost = store
         .append(&mut stale, &[Message::user("late")])
         .await
         .unwrap_err();
-    assert!(matches!(lost, SessionError::LeaseLost { .. }), "{lost:?}");
+    // It says what the old holder had stored: both its messages stay.
+    assert!(
+        matches!(lost, SessionError::LeaseLost { durable: 2, .. }),
+        "{lost:?}"
+    );
+    assert!(
+        lost.to_string()
+            .ends_with("the first 2 messages of this turn (its prompt first) are stored and stay; nothing after them was"),
+        "{lost}"
+    );
     assert!(matches!(
         store
             .replace(&mut stale, &[Message::user("late")])
@@ -168,8 +205,10 @@ async fn an_expired_lease_is_taken_and_fenced<S: SessionStore>(store: &S) {
             .unwrap_err(),
         SessionError::LeaseLost { .. }
     ));
+    // The fresh lease has the original's ttl (a minute), not the clone's.
+    assert!(is_refused(&store.open("s").await.unwrap_err()));
     store
-        .append(&mut fresh, &[Message::assistant("second worker")])
+        .append(&mut fresh, &[Message::user("second worker")])
         .await
         .unwrap();
     store.release(fresh).await.unwrap();
@@ -177,7 +216,8 @@ async fn an_expired_lease_is_taken_and_fenced<S: SessionStore>(store: &S) {
         store.load("s").await.unwrap(),
         [
             Message::user("from the first worker"),
-            Message::assistant("second worker")
+            Message::assistant("renewed briefly"),
+            Message::user("second worker")
         ]
     );
 }
@@ -185,19 +225,129 @@ async fn an_expired_lease_is_taken_and_fenced<S: SessionStore>(store: &S) {
 #[tokio::test]
 async fn sqlite_leases_expire_and_fence_the_old_holder() {
     let dir = temp_dir();
-    let store = SqliteStore::open(sqlite_path(dir.path()))
-        .unwrap()
-        .lease_ttl(Duration::from_millis(300));
-    an_expired_lease_is_taken_and_fenced(&store).await;
+    let store = SqliteStore::open(sqlite_path(dir.path())).unwrap();
+    an_expired_lease_is_taken_and_fenced(&store, |s| s.lease_ttl(Duration::from_millis(1))).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_leases_expire_and_fence_the_old_holder() {
     let store = PostgresStore::connect(&postgres_database("fence"))
         .await
-        .unwrap()
-        .lease_ttl(Duration::from_millis(300));
-    an_expired_lease_is_taken_and_fenced(&store).await;
+        .unwrap();
+    an_expired_lease_is_taken_and_fenced(&store, |s| s.lease_ttl(Duration::from_millis(1))).await;
+}
+
+/// A turn whose lease is lost while the model thinks: the prompt was stored before
+/// the model call and stays (the failed turn's rollback cannot take it back without
+/// the lease), and the error says so, so a caller does not send the prompt again.
+#[tokio::test]
+async fn a_turn_that_lost_its_lease_says_its_prompt_is_stored() {
+    let dir = temp_dir();
+    let store = SqliteStore::open(sqlite_path(dir.path())).unwrap();
+    let other = store.clone();
+    let agent = brute_agent! {
+        // Every write of the turn renews its lease for 1 ms.
+        use SessionLog { store: store.clone().lease_ttl(Duration::from_millis(1)), session: "s" };
+        run move |_env: &Env| {
+            let other = other.clone();
+            async move {
+                // Another worker takes the session once the lease has lapsed.
+                let (lease, _) = open_when_expired(&other, "s").await;
+                drop(lease);
+                Ok(Message::assistant("too late"))
+            }
+        };
+    };
+    let error = agent.start("hello").await.unwrap_err();
+    let Some(SessionError::LeaseLost { session, durable }) = error.downcast_ref::<SessionError>()
+    else {
+        panic!("LeaseLost expected, got {error:?}");
+    };
+    assert_eq!((session.as_str(), *durable), ("s", 1));
+    assert!(
+        error.to_string().ends_with(
+            "the first message of this turn (its prompt) is stored and stays; nothing after it was"
+        ),
+        "{error}"
+    );
+    assert_eq!(store.load("s").await.unwrap(), [Message::user("hello")]);
+}
+
+/// A store whose `release` fails (the database went away after the last write).
+#[derive(Clone)]
+struct FailingRelease(SqliteStore);
+
+impl SessionStore for FailingRelease {
+    type Lease = <SqliteStore as SessionStore>::Lease;
+
+    async fn open(&self, id: &str) -> Result<(Self::Lease, Vec<Message>), SessionError> {
+        self.0.open(id).await
+    }
+    async fn append(
+        &self,
+        lease: &mut Self::Lease,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
+        self.0.append(lease, messages).await
+    }
+    async fn replace(
+        &self,
+        lease: &mut Self::Lease,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
+        self.0.replace(lease, messages).await
+    }
+    async fn release(&self, _lease: Self::Lease) -> Result<(), SessionError> {
+        Err(SessionError::WriterGone { store: "test" })
+    }
+    async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
+        self.0.load(id).await
+    }
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        self.0.list().await
+    }
+    async fn delete(&self, id: &str) -> Result<(), SessionError> {
+        self.0.delete(id).await
+    }
+}
+
+/// Every message stored and only the release failed: the turn succeeds, the outcome
+/// says what was stored and that the lease was not given back, and the failure is an
+/// event.
+#[tokio::test]
+async fn a_failed_release_after_everything_was_stored_is_a_warning() {
+    let dir = temp_dir();
+    let store = SqliteStore::open(sqlite_path(dir.path())).unwrap();
+    let mut agent = brute_agent! {
+        use SessionLog { store: FailingRelease(store.clone()), session: "s" };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let log = reported.clone();
+    agent.on(brute::EventKind::Error, move |_env, event| {
+        if let brute::Event::Error { layer, error } = event {
+            assert_eq!(*layer, "SessionLog");
+            log.lock().unwrap().push(error.to_string());
+        }
+    });
+    let outcome = agent.start("hello").await.unwrap();
+    let saved = outcome
+        .env
+        .extensions
+        .get::<brute::session::TurnSaved>()
+        .unwrap();
+    assert_eq!(
+        (saved.session.as_str(), saved.messages, saved.released),
+        ("s", 2, false)
+    );
+    assert_eq!(
+        *reported.lock().unwrap(),
+        ["SessionLog: test session store: its writer thread is gone"]
+    );
+    assert_eq!(
+        store.load("s").await.unwrap(),
+        [Message::user("hello"), Message::assistant("hi")]
+    );
 }
 
 /// Answers from history: "Your name is X." once told "My name is X.".

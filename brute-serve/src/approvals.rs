@@ -6,12 +6,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use brute::session::SessionId;
+use brute::session::{SessionId, SessionStore};
 use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
-use crate::server::Shared;
+use crate::state::Shared;
 use crate::{runner, turns};
 
 /// `?agent=name`: the agent whose turn is paused (the default when absent).

@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 use crate::chat_wire::{ChatRequest, WireUsage, chunk, completion};
 use crate::error::{ApiError, parse};
 use crate::runner;
-use crate::server::Shared;
 use crate::sessions::Forget;
+use crate::state::Shared;
 
 /// A completion id unique in this process and across servers (time, process, count).
 fn completion_id() -> String {

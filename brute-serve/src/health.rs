@@ -5,10 +5,11 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use brute::session::SessionStore;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
-use crate::server::Shared;
+use crate::state::Shared;
 
 /// `GET /healthz`: the process answers.
 pub(crate) async fn live() -> Json<Value> {

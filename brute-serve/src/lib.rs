@@ -59,6 +59,7 @@ mod server;
 mod sessions;
 mod sessions_api;
 mod sse;
+mod state;
 mod turns;
 mod web;
 

@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 
 use crate::error::ApiError;
 use crate::live::{Signal, Sink};
-use crate::server::Shared;
 use crate::sessions::Forget;
+use crate::state::Shared;
 
 /// The items of a started turn.
 pub(crate) struct Started {

@@ -10,13 +10,13 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
-use brute::session::SessionStore;
+use brute::session::{BoxStore, SessionStore};
 use brute::{Agent, BoxAgent, Env, Handler};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
-use crate::error::{ApiError, ServeError};
-use crate::sessions::{Erased, Sessions};
+use crate::error::ServeError;
+use crate::state::Shared;
 use crate::{approvals, auth, chat, health, live, sessions_api, turns, web};
 
 /// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
@@ -25,7 +25,7 @@ use crate::{approvals, auth, chat, health, live, sessions_api, turns, web};
 /// given to [`Server::new`]: the server keeps no session state of its own, so any
 /// number of servers on one store (PostgreSQL) serve the same sessions.
 pub struct Server {
-    sessions: Arc<dyn Sessions>,
+    sessions: BoxStore,
     agents: Vec<(String, Arc<BoxAgent>)>,
     auth: Option<auth::Auth>,
     body_limit: usize,
@@ -33,35 +33,11 @@ pub struct Server {
     drain: Duration,
 }
 
-/// What every request handler shares: built once by [`Server::router`].
-pub(crate) struct Shared {
-    pub(crate) sessions: Arc<dyn Sessions>,
-    pub(crate) agents: BTreeMap<String, Arc<BoxAgent>>,
-    pub(crate) default_agent: String,
-    pub(crate) timeout: Duration,
-    /// The running turns: shutdown waits for them.
-    pub(crate) turns: TaskTracker,
-}
-
-impl Shared {
-    /// The agent named `name`, or the first one registered.
-    pub(crate) fn agent(&self, name: Option<&str>) -> Result<&Arc<BoxAgent>, ApiError> {
-        let name = name.unwrap_or(&self.default_agent);
-        self.agents.get(name).ok_or_else(|| {
-            let known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
-            ApiError::not_found(format!(
-                "no agent `{name}` on this server (agents: {})",
-                known.join(", ")
-            ))
-        })
-    }
-}
-
 impl Server {
     /// A server whose agents keep their sessions in `store`.
     pub fn new<S: SessionStore>(store: Arc<S>) -> Server {
         Server {
-            sessions: Arc::new(Erased(store)),
+            sessions: BoxStore::from_arc(store),
             agents: Vec::new(),
             auth: None,
             body_limit: 1 << 20,

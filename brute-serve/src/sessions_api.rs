@@ -5,11 +5,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use brute::session::SessionStore;
 use brute::stream::pending_approvals;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
-use crate::server::Shared;
+use crate::state::Shared;
 
 /// `GET /v1/sessions/{id}`: the stored history, `{"id", "messages": [..],
 /// "pending_approvals": [..]}` (messages in `brute::Message`'s serde form, the tool

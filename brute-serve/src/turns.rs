@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
 use crate::runner;
-use crate::server::Shared;
+use crate::state::Shared;
 
 /// The body of a turn request.
 #[derive(Debug, Deserialize)]

@@ -29,14 +29,29 @@ pub enum SessionError {
         /// The session id.
         session: String,
     },
-    /// The lease of this turn expired and another worker took the session: nothing
-    /// was written.
+    /// The lease of this turn expired and another worker took the session: this write
+    /// and every later one of the turn were refused. The first `durable` messages the
+    /// turn stored (its prompt first, then replies and tool results in order) were
+    /// written before the lease was lost and stay in the history; nothing after them
+    /// was stored, and a failed turn's rollback could not take them back.
+    ///
+    /// What a client does: with `durable == 0` nothing of the turn is stored, so send
+    /// the prompt again. Otherwise do **not** send the prompt again (it would be stored
+    /// twice): load the session, see where it stands (its last message), and go on
+    /// from there with a new turn. A tool whose result is among the stored messages
+    /// ran; one whose call was stored without a result gets
+    /// [`INTERRUPTED_TOOL_CALL`](super::INTERRUPTED_TOOL_CALL) when the session is next
+    /// loaded, so check its effect before running it again.
     #[error(
-        "session {session}: the lease of this turn expired and another worker may hold it; nothing was written"
+        "session {session}: the lease of this turn expired and another worker may hold it; {}",
+        durable_text(*durable)
     )]
     LeaseLost {
         /// The session id.
         session: String,
+        /// How many of the turn's messages (through this lease) are stored, counted from
+        /// the first: they stay in the history.
+        durable: usize,
     },
     /// A line is not valid UTF-8. The file was left untouched.
     #[error(
@@ -162,6 +177,20 @@ impl From<SessionError> for Error {
     /// [`Error::downcast_ref`].
     fn from(error: SessionError) -> Self {
         Error::from_layer("SessionLog", error)
+    }
+}
+
+/// What a lost lease left stored.
+fn durable_text(durable: usize) -> String {
+    match durable {
+        0 => "nothing of this turn was stored".to_string(),
+        1 => {
+            "the first message of this turn (its prompt) is stored and stays; nothing after it was"
+                .to_string()
+        }
+        n => format!(
+            "the first {n} messages of this turn (its prompt first) are stored and stay; nothing after them was"
+        ),
     }
 }
 

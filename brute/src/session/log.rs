@@ -12,6 +12,7 @@ use super::turn_lease::TurnLease;
 use super::validate::{self, Validation};
 use crate::env::Env;
 use crate::error::Error;
+use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
 use crate::stop::{ApprovalDecision, ApprovalError};
@@ -53,7 +54,13 @@ use crate::trace::traced;
 ///   the caller still has the prompt and may send it again. A turn that got further
 ///   keeps what it stored (the replies and the tool results, whose effects happened),
 ///   which never ends in a user message. [`Event::TurnEnd`](crate::Event::TurnEnd)
-///   fires with the error either way.
+///   fires with the error either way. A turn whose lease was lost mid-way
+///   ([`SessionError::LeaseLost`]) cannot take anything back: the error says how many
+///   of its messages are stored, and what a client should do.
+/// - **What was stored**: a turn that succeeded leaves a [`TurnSaved`] in the env's
+///   extensions. A lease that could not be given back at the end (the database went
+///   away after the last write) does not fail the turn: everything is stored, the
+///   lease expires, and the failure is an [`Event::Error`](crate::Event::Error).
 /// - **A dropped turn** (its future dropped half-way: a streamed turn whose stream was
 ///   dropped, a cancelled task): the session is left whole and free at once. The calls
 ///   it left without a result get [`CANCELLED_TOOL_CALL`](super::CANCELLED_TOOL_CALL),
@@ -203,6 +210,40 @@ impl From<String> for SessionId {
     }
 }
 
+/// What `SessionLog` stored of a turn that succeeded: in the outcome's env
+/// extensions (`outcome.env.extensions.get::<TurnSaved>()`).
+///
+/// ```
+/// use brute::session::TurnSaved;
+/// use brute::{Message, brute_agent, middleware::SessionLog};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-saved-{}", std::process::id()));
+/// let agent = brute_agent! {
+///     use SessionLog { path: dir.join("s.jsonl") };
+///     run |_env| async { Ok(Message::assistant("hi")) };
+/// };
+/// let outcome = agent.start("hello").await?;
+/// let saved = outcome.env.extensions.get::<TurnSaved>().unwrap();
+/// assert_eq!((saved.messages, saved.released), (2, true));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TurnSaved {
+    /// The session (its file for the JSONL store, its id otherwise).
+    pub session: String,
+    /// How many of the turn's messages are stored, from its prompt on (all of them:
+    /// a turn that could not store one fails).
+    pub messages: usize,
+    /// Whether the session's lease was given back. When it was not (the release
+    /// failed, reported as an [`Event::Error`](crate::Event::Error) of `SessionLog`
+    /// and a warning), the turn still succeeded and everything is stored: the lease
+    /// frees itself when it expires (database stores) or with the file handle (JSONL).
+    pub released: bool,
+}
+
 /// Which session a turn uses.
 enum Target {
     /// A JSONL file.
@@ -346,7 +387,7 @@ impl<A: Handler<Env>> SessionLog<A> {
                 messages.splice(lead..lead, loaded);
             });
         }
-        let shared = TurnLease::new(lease);
+        let shared = TurnLease::new(lease, recorded);
         // A turn dropped from here on gives its lease back (with results for the calls
         // it left without one); one that ends releases it below, and this does nothing.
         let _abandon = shared.abandon_on_drop();
@@ -367,11 +408,36 @@ impl<A: Handler<Env>> SessionLog<A> {
         if let Some(previous) = previous {
             env.set_persist(previous, 0);
         }
-        let lease = shared.take();
-        let released = match lease {
-            Some(lease) => lease.release().await.map_err(Error::from),
+        let durable = shared.durable();
+        let released = match shared.take() {
+            Some(lease) => lease.release().await,
             None => Ok(()),
         };
-        result.and(saved).and(released)
+        // Everything the turn stored stays stored whether or not the lease could be
+        // given back (a database lease expires, a file lock ends with its handle):
+        // a failed release is reported, and never fails the turn.
+        if let Err(error) = released.as_ref() {
+            tracing::warn!(
+                session = %name,
+                stored = durable,
+                "SessionLog: the turn's {durable} message(s) are stored, but its lease could not be given back (it frees itself when it expires): {error}"
+            );
+        }
+        let outcome = result.and(saved);
+        let released_ok = released.is_ok();
+        if let Err(error) = released {
+            env.emit(Event::Error {
+                layer: "SessionLog",
+                error: &Error::from(error),
+            });
+        }
+        if outcome.is_ok() {
+            env.extensions.insert(TurnSaved {
+                session: name,
+                messages: durable,
+                released: released_ok,
+            });
+        }
+        outcome
     }
 }

@@ -3,12 +3,17 @@
 //!
 //! - [`SessionStore`]: the trait of the stores: load, append, replace atomically, an
 //!   exclusive lease for one turn, list, delete. [`Store`] is the shared handle that
-//!   `SessionLog`'s `store` option takes.
+//!   `SessionLog`'s `store` option takes; [`BoxStore`] is any store behind one
+//!   pointer, itself a store.
 //! - [`JsonlStore`]: one JSONL file per session (the default; [`SessionFile`] is one
 //!   such file, with blocking I/O).
 //! - `SqliteStore` (feature `sqlite`): one database file for many sessions, WAL mode.
 //! - `PostgresStore` (feature `postgres`): many workers on many machines, the lease in
-//!   the database.
+//!   the database; its connections replace themselves when the database restarts.
+//!
+//! The two database stores share one lease protocol (a row per session with an owner
+//! and an expiry, fenced writes; their lease is `DbLease`), and `lease_ttl` is a
+//! property of the store value on both.
 //! - [`copy_sessions`]: moves sessions between stores.
 //!
 //! Which to pick: JSONL for one process or machine and sessions you read with `jq`;
@@ -20,9 +25,13 @@ mod copy;
 mod error;
 mod file;
 mod jsonl;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod lease;
 mod lock;
 mod log;
 mod pending;
+#[cfg(feature = "postgres")]
+mod pg_conn;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -38,12 +47,14 @@ pub use copy::copy_sessions;
 pub use error::SessionError;
 pub use file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
-pub use log::{SessionId, SessionLog, SessionPath};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use lease::DbLease;
+pub use log::{SessionId, SessionLog, SessionPath, TurnSaved};
 pub use pending::ABANDONED_APPROVAL;
 #[cfg(feature = "postgres")]
-pub use postgres::{PgLease, PostgresStore};
+pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteLease, SqliteStore};
-pub use store::{Abandoned, SessionStore, Store, StoreFuture};
+pub use sqlite::SqliteStore;
+pub use store::{Abandoned, BoxLease, BoxStore, SessionStore, Store, StoreFuture};
 pub use turn_lease::CANCELLED_TOOL_CALL;
 pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};

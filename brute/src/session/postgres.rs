@@ -2,13 +2,14 @@
 //! machines, with the lease in the database.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::sync::{Mutex, mpsc, oneshot};
-use tokio_postgres::{Client, NoTls};
+use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::Client;
 
-use super::error::{SessionError, db_error};
+use super::error::SessionError;
+use super::lease::{DbLease, Dialect, Sql, Step, database_error, next_after, ttl_ms};
+use super::pg_conn::{self, Conn, PgError, TxConn};
 use super::rows::{bodies, new_owner, parse};
 use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
@@ -19,6 +20,16 @@ const SHARED: usize = 4;
 /// The most appends committed together.
 const MAX_BATCH: usize = 2048;
 
+/// PostgreSQL's dialect: `expires` is a timestamp, by the server's clock.
+const DIALECT: Dialect = Dialect {
+    store: "postgres",
+    now: "now()",
+    later: "(now() + {}::bigint * interval '1 millisecond')",
+    placeholder: "$",
+    for_update: " FOR UPDATE",
+    take_creates: true,
+};
+
 /// Sessions in PostgreSQL: the scale-out store. Pick it when several worker
 /// processes, on one machine or many, serve the same sessions.
 ///
@@ -28,55 +39,51 @@ const MAX_BATCH: usize = 2048;
 /// every write): two workers never run turns of one session at once, a killed
 /// worker's lease frees itself when it expires, and every write checks the lease in
 /// the same statement, so a worker whose lease expired and was taken writes nothing
-/// ([`SessionError::LeaseLost`]).
+/// more ([`SessionError::LeaseLost`], which says what the turn had stored).
 ///
 /// Appends are transactions (one statement), and the appends of concurrent turns are
 /// committed together: a writer task takes every append waiting and stores them in one
 /// statement, one commit (group commit); each is durable before its future is done.
 /// A replace is one transaction (delete and insert). The connections run on the tokio
 /// runtime that called [`PostgresStore::connect`] (network I/O, never blocking).
+///
+/// **A lost connection is replaced** (the server restarted or failed over, the
+/// network dropped it): the statement that finds it lost reconnects, trying 5 times
+/// over about 1.5 s (waits of 100, 200, 400 and 800 ms, on tokio's timer: build the
+/// runtime with timers enabled), and fails if the server is still away; the next
+/// statement tries again. So a turn that runs while the database is down fails (its
+/// error names the step and the driver's error), and the next turn after it is back
+/// succeeds, in the same process. A statement is never sent twice: an append whose
+/// commit was cut off may or may not be stored, and its turn fails either way.
+/// Leases are taken and given back with asynchronous commit (messages never are):
+/// after a *crash* of the server (not a restart, which keeps every commit), a lease
+/// given back in the last fraction of a second before it may come back with the
+/// server, and its session then waits for that lease to expire (`lease_ttl`).
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
     inner: Arc<Inner>,
+    /// The lease length of this value (see [`PostgresStore::lease_ttl`]).
+    ttl: Duration,
 }
 
 #[derive(Debug)]
 struct Inner {
     /// Single statements (leases, loads), pipelined, with asynchronous commit (see
     /// `connect`); a session always uses the same one.
-    shared: Vec<Client>,
+    shared: Vec<Conn>,
     /// Transactions, one at a time.
-    transactions: Mutex<Client>,
+    transactions: TxConn,
     appends: mpsc::UnboundedSender<Append>,
-    /// The lease length in milliseconds.
-    ttl: AtomicU64,
+    sql: Sql,
 }
 
 /// One append waiting for the writer task.
 struct Append {
-    session: String,
-    owner: String,
-    next: i64,
+    lease: DbLease,
     bodies: Vec<String>,
-    /// The lease's renewed length, in seconds.
-    ttl: f64,
+    /// The lease's renewed length, in milliseconds.
+    ttl: i64,
     reply: oneshot::Sender<Result<(), SessionError>>,
-}
-
-/// A PostgreSQL session held for a turn.
-#[derive(Debug)]
-pub struct PgLease {
-    session: String,
-    owner: String,
-    /// The position of the next message.
-    next: i64,
-}
-
-impl PgLease {
-    /// The session id.
-    pub fn session(&self) -> &str {
-        &self.session
-    }
 }
 
 const SCHEMA: &str = "
@@ -94,17 +101,11 @@ const SCHEMA: &str = "
         expires TIMESTAMPTZ NOT NULL
     );";
 
-async fn connect(url: &str) -> Result<Client, SessionError> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(db_error("postgres", || "connect".to_string()))?;
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::warn!(error = %e, "postgres session store: connection ended");
-        }
-    });
-    Ok(client)
-}
+/// Leases are fenced (every write checks its lease in the same statement), so a lease
+/// taken or given back need not wait for its own WAL flush: lost in a server crash, it
+/// is simply not held, and the holder's next write fails with `LeaseLost`. Messages
+/// are written by the other connections, with synchronous commit.
+const SHARED_SETUP: &str = "SET synchronous_commit = off";
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user@host:port/db`, or
@@ -112,82 +113,150 @@ impl PostgresStore {
     /// writer task, on the current tokio runtime. TLS is not supported: run it on a
     /// private network or through a local proxy.
     pub async fn connect(url: &str) -> Result<PostgresStore, SessionError> {
-        let mut transactions = connect(url).await?;
-        let setup = transactions
-            .transaction()
+        let sql = Sql::new(&DIALECT);
+        let url: Arc<str> = Arc::from(url);
+        let mut transactions = pg_conn::connect(&url, None)
             .await
-            .map_err(db_error("postgres", || "create the tables".to_string()))?;
-        setup
-            .batch_execute(SCHEMA)
+            .map_err(sql.fail(Step::Connect, ""))?;
+        create_tables(&mut transactions)
             .await
-            .map_err(db_error("postgres", || "create the tables".to_string()))?;
-        setup
-            .commit()
-            .await
-            .map_err(db_error("postgres", || "create the tables".to_string()))?;
+            .map_err(sql.fail(Step::Setup, "the tables"))?;
         let mut shared = Vec::with_capacity(SHARED);
         for _ in 0..SHARED {
-            let client = connect(url).await?;
-            // Leases are fenced (every write checks its lease in the same statement),
-            // so a lease taken or given back need not wait for its own WAL flush: lost
-            // in a server crash, it is simply not held, and the holder's next write
-            // fails with `LeaseLost`. Messages are written by the other connections,
-            // with synchronous commit.
-            client
-                .batch_execute("SET synchronous_commit = off")
+            let client = pg_conn::connect(&url, Some(SHARED_SETUP))
                 .await
-                .map_err(db_error("postgres", || {
-                    "configure a connection".to_string()
-                }))?;
-            shared.push(client);
+                .map_err(sql.fail(Step::Connect, ""))?;
+            shared.push(Conn::new(url.clone(), Some(SHARED_SETUP), client));
         }
-        let writer = Arc::new(connect(url).await?);
+        let writer = pg_conn::connect(&url, None)
+            .await
+            .map_err(sql.fail(Step::Connect, ""))?;
+        let writer = Conn::new(url.clone(), None, writer);
         let (appends, queue) = mpsc::unbounded_channel();
         tokio::spawn(write(writer, queue));
         Ok(PostgresStore {
             inner: Arc::new(Inner {
                 shared,
-                transactions: Mutex::new(transactions),
+                transactions: TxConn::new(url, transactions),
                 appends,
-                ttl: AtomicU64::new(60_000),
+                sql,
             }),
+            ttl: Duration::from_secs(60),
         })
     }
 
     /// How long a lease lasts without a write (60 s by default): a worker killed
     /// mid-turn holds its sessions this long; a turn that writes nothing for longer
     /// (a very slow model call) loses its session to the next worker that asks.
-    pub fn lease_ttl(self, ttl: Duration) -> PostgresStore {
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        self.inner.ttl.store(millis, Ordering::Relaxed);
+    ///
+    /// It is a property of this value, as for `SqliteStore::lease_ttl`: clones made
+    /// before keep their own, clones made after get this one; the connections stay
+    /// shared.
+    pub fn lease_ttl(mut self, ttl: Duration) -> PostgresStore {
+        self.ttl = ttl;
         self
     }
 
     /// The connection of session `id`'s single statements.
-    fn client(&self, id: &str) -> &Client {
+    fn conn(&self, id: &str) -> &Conn {
         let hash = id.bytes().fold(0usize, |h, b| {
             h.wrapping_mul(31).wrapping_add(usize::from(b))
         });
         &self.inner.shared[hash % self.inner.shared.len()]
     }
 
-    fn ttl_secs(&self) -> f64 {
-        self.inner.ttl.load(Ordering::Relaxed) as f64 / 1000.0
+    fn sql(&self) -> &Sql {
+        &self.inner.sql
+    }
+
+    /// Runs statement `text` on session `id`'s connection: the rows it changed.
+    async fn execute(
+        &self,
+        id: &str,
+        text: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<u64, PgError> {
+        let conn = self.conn(id);
+        let client = conn.get().await?;
+        client
+            .execute(text, params)
+            .await
+            .map_err(|e| conn.failed(&client, e))
+    }
+
+    /// Runs query `text` on session `id`'s connection.
+    async fn query(
+        &self,
+        id: &str,
+        text: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, PgError> {
+        let conn = self.conn(id);
+        let client = conn.get().await?;
+        client
+            .query(text, params)
+            .await
+            .map_err(|e| conn.failed(&client, e))
+    }
+
+    /// The messages of session `id` and the position after the last.
+    async fn load_with_next(&self, id: &str) -> Result<(Vec<Message>, i64), SessionError> {
+        let fail = || self.sql().fail(Step::Load, id);
+        let rows = self
+            .query(id, &self.sql().load, &[&id])
+            .await
+            .map_err(fail())?;
+        let mut messages = Vec::with_capacity(rows.len());
+        let mut last = None;
+        for (i, row) in rows.iter().enumerate() {
+            let (seq, body): (i64, &str) = row
+                .try_get(0)
+                .and_then(|seq| Ok((seq, row.try_get(1)?)))
+                .map_err(|e| fail()(PgError::new(e)))?;
+            messages.push(parse(id, i + 1, body)?);
+            last = Some(seq);
+        }
+        Ok((messages, next_after(last)))
+    }
+
+    /// Runs `body` in a transaction on the transaction connection (`step` of
+    /// `session` names it in errors).
+    async fn transaction<T>(
+        &self,
+        step: Step,
+        session: &str,
+        body: impl AsyncFnOnce(
+            &tokio_postgres::Transaction<'_>,
+        ) -> Result<Result<T, SessionError>, tokio_postgres::Error>,
+    ) -> Result<T, SessionError> {
+        self.inner
+            .transactions
+            .run(body)
+            .await
+            .map_err(self.sql().fail(step, session))?
     }
 }
 
+/// Creates the tables if missing, in one transaction.
+async fn create_tables(client: &mut Client) -> Result<(), PgError> {
+    let setup = client.transaction().await?;
+    setup.batch_execute(SCHEMA).await?;
+    setup.commit().await?;
+    Ok(())
+}
+
 /// The writer task: every waiting append in one statement, one commit.
-async fn write(client: Arc<Client>, mut queue: mpsc::UnboundedReceiver<Append>) {
+async fn write(conn: Conn, mut queue: mpsc::UnboundedReceiver<Append>) {
     let statement = "
         WITH input AS (
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[])
-                AS t(session, owner, seq, body)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[])
+                AS t(session, owner, seq, body, ttl)
         ), sessions AS (
             INSERT INTO brute_sessions (id) SELECT DISTINCT session FROM input
             ON CONFLICT DO NOTHING
         ), renewed AS (
-            UPDATE brute_leases l SET expires = now() + make_interval(secs => $5)
-            FROM (SELECT DISTINCT session, owner FROM input) i
+            UPDATE brute_leases l SET expires = now() + i.ttl * interval '1 millisecond'
+            FROM (SELECT DISTINCT session, owner, ttl FROM input) i
             WHERE l.session = i.session AND l.owner = i.owner
             RETURNING l.session
         )
@@ -203,23 +272,27 @@ async fn write(client: Arc<Client>, mut queue: mpsc::UnboundedReceiver<Append>) 
                 Err(_) => break,
             }
         }
-        // One store, one ttl: the first append's.
-        let ttl = batch.first().map_or(60.0, |a| a.ttl);
-        let mut sessions = Vec::new();
-        let mut owners = Vec::new();
-        let mut seqs = Vec::new();
-        let mut bodies = Vec::new();
+        let mut sessions: Vec<&str> = Vec::new();
+        let mut owners: Vec<&str> = Vec::new();
+        let mut seqs: Vec<i64> = Vec::new();
+        let mut bodies: Vec<&str> = Vec::new();
+        let mut ttls: Vec<i64> = Vec::new();
         for append in &batch {
             for (i, body) in append.bodies.iter().enumerate() {
-                sessions.push(append.session.as_str());
-                owners.push(append.owner.as_str());
-                seqs.push(append.next + i as i64);
+                sessions.push(append.lease.session.as_str());
+                owners.push(append.lease.owner.as_str());
+                seqs.push(append.lease.next + i as i64);
                 bodies.push(body.as_str());
+                ttls.push(append.ttl);
             }
         }
-        let result = client
-            .query(statement, &[&sessions, &owners, &seqs, &bodies, &ttl])
-            .await;
+        let result = match conn.get().await {
+            Ok(client) => client
+                .query(statement, &[&sessions, &owners, &seqs, &bodies, &ttls])
+                .await
+                .map_err(|e| conn.failed(&client, e)),
+            Err(e) => Err(e),
+        };
         match result {
             Ok(rows) => {
                 let written: std::collections::HashSet<String> = rows
@@ -227,24 +300,23 @@ async fn write(client: Arc<Client>, mut queue: mpsc::UnboundedReceiver<Append>) 
                     .filter_map(|r| r.try_get::<_, String>(0).ok())
                     .collect();
                 for append in batch.drain(..) {
-                    let outcome = if written.contains(&append.session) {
+                    let outcome = if written.contains(&append.lease.session) {
                         Ok(())
                     } else {
-                        Err(SessionError::LeaseLost {
-                            session: append.session.clone(),
-                        })
+                        Err(append.lease.lost())
                     };
                     let _ = append.reply.send(outcome);
                 }
             }
-            Err(e) => {
-                let message = e.to_string();
+            Err(error) => {
                 for append in batch.drain(..) {
-                    let _ = append.reply.send(Err(SessionError::Database {
-                        store: "postgres",
-                        action: format!("append to session {}", append.session),
-                        source: message.clone().into(),
-                    }));
+                    let failed = database_error(
+                        "postgres",
+                        Step::Append,
+                        &append.lease.session,
+                        error.clone(),
+                    );
+                    let _ = append.reply.send(Err(failed));
                 }
             }
         }
@@ -252,104 +324,74 @@ async fn write(client: Arc<Client>, mut queue: mpsc::UnboundedReceiver<Append>) 
 }
 
 impl SessionStore for PostgresStore {
-    type Lease = PgLease;
+    type Lease = DbLease;
 
-    async fn open(&self, id: &str) -> Result<(PgLease, Vec<Message>), SessionError> {
-        let session = id.to_string();
+    async fn open(&self, id: &str) -> Result<(DbLease, Vec<Message>), SessionError> {
         let owner = new_owner();
-        let client = self.client(id);
-        let taken = client
-            .execute(
-                "WITH s AS (INSERT INTO brute_sessions (id) VALUES ($1) ON CONFLICT DO NOTHING)
-                 INSERT INTO brute_leases (session, owner, expires)
-                 VALUES ($1, $2, now() + make_interval(secs => $3))
-                 ON CONFLICT (session) DO UPDATE
-                 SET owner = excluded.owner, expires = excluded.expires
-                 WHERE brute_leases.expires < now()",
-                &[&session, &owner, &self.ttl_secs()],
-            )
+        let ttl = ttl_ms(self.ttl);
+        let sql = self.sql();
+        // The take records the session too (`take_creates`).
+        let taken = self
+            .execute(id, &sql.take, &[&id, &owner, &ttl])
             .await
-            .map_err(db_error("postgres", || format!("take the lease of {id}")))?;
-        if taken == 0 {
-            return Err(SessionError::Leased { session });
-        }
-        let (messages, next) = load_with_next(client, id).await?;
-        Ok((
-            PgLease {
-                session,
-                owner,
-                next,
-            },
-            messages,
-        ))
+            .map_err(sql.fail(Step::Take, id))?;
+        sql.taken(taken, id)?;
+        let (messages, next) = self.load_with_next(id).await?;
+        Ok((DbLease::new(id.to_string(), owner, next), messages))
     }
 
-    async fn append(&self, lease: &mut PgLease, messages: &[Message]) -> Result<(), SessionError> {
+    async fn append(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
         let bodies = bodies("postgres", messages, &lease.session)?;
         if bodies.is_empty() {
             return Ok(());
         }
-        let count = bodies.len() as i64;
+        let count = bodies.len();
         let (reply, result) = oneshot::channel();
         self.inner
             .appends
             .send(Append {
-                session: lease.session.clone(),
-                owner: lease.owner.clone(),
-                next: lease.next,
+                lease: lease.copy(),
                 bodies,
-                ttl: self.ttl_secs(),
+                ttl: ttl_ms(self.ttl),
                 reply,
             })
             .map_err(|_| SessionError::WriterGone { store: "postgres" })?;
         result
             .await
             .map_err(|_| SessionError::WriterGone { store: "postgres" })??;
-        lease.next += count;
+        lease.appended(count);
         Ok(())
     }
 
-    async fn replace(&self, lease: &mut PgLease, messages: &[Message]) -> Result<(), SessionError> {
+    async fn replace(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
         let bodies = bodies("postgres", messages, &lease.session)?;
-        let session = lease.session.clone();
-        let failed = |what: &'static str| {
-            let session = session.clone();
-            db_error("postgres", move || format!("{what} session {session}"))
-        };
-        let mut client = self.inner.transactions.lock().await;
-        let tx = client.transaction().await.map_err(failed("replace"))?;
-        let renewed = tx
-            .execute(
-                "UPDATE brute_leases SET expires = now() + make_interval(secs => $3)
-                 WHERE session = $1 AND owner = $2",
-                &[&lease.session, &lease.owner, &self.ttl_secs()],
+        let sql = self.sql();
+        let ttl = ttl_ms(self.ttl);
+        let held = &*lease;
+        self.transaction(Step::Replace, &lease.session, async |tx| {
+            let renewed = tx
+                .execute(&sql.renew, &[&held.session, &held.owner, &ttl])
+                .await?;
+            if let Err(lost) = sql.renewed(renewed, held) {
+                return Ok(Err(lost));
+            }
+            tx.execute(&sql.clear, &[&held.session]).await?;
+            tx.execute(
+                "INSERT INTO brute_messages (session, seq, body)
+                 SELECT $1, ord - 1, body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)",
+                &[&held.session, &bodies],
             )
-            .await
-            .map_err(failed("renew the lease of"))?;
-        if renewed == 0 {
-            return Err(SessionError::LeaseLost { session });
-        }
-        tx.execute(
-            "DELETE FROM brute_messages WHERE session = $1",
-            &[&lease.session],
-        )
-        .await
-        .map_err(failed("replace"))?;
-        tx.execute(
-            "INSERT INTO brute_messages (session, seq, body)
-             SELECT $1, ord - 1, body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)",
-            &[&lease.session, &bodies],
-        )
-        .await
-        .map_err(failed("replace"))?;
-        tx.commit().await.map_err(failed("replace"))?;
-        lease.next = bodies.len() as i64;
+            .await?;
+            Ok(Ok(()))
+        })
+        .await?;
+        lease.replaced(bodies.len());
         Ok(())
     }
 
     /// Spawns the append and the release on the current tokio runtime (the
     /// connections need it); without one the lease expires after its ttl.
-    fn abandon(&self, mut lease: PgLease, ending: Abandoned) {
+    fn abandon(&self, mut lease: DbLease, ending: Abandoned) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -361,14 +403,19 @@ impl SessionStore for PostgresStore {
                 }
                 Abandoned::RemoveLast(n) => {
                     // Fenced by the lease, as every write.
-                    let _ = store
-                        .client(&lease.session)
+                    let from = lease.next - n as i64;
+                    let trimmed = store
                         .execute(
-                            "DELETE FROM brute_messages WHERE session = $1 AND seq >= $2
-                             AND EXISTS (SELECT 1 FROM brute_leases WHERE session = $1 AND owner = $3)",
-                            &[&lease.session, &(lease.next - n as i64), &lease.owner],
+                            &lease.session,
+                            &store.sql().trim,
+                            &[&lease.session, &from, &lease.owner],
                         )
                         .await;
+                    if let Err(error) =
+                        trimmed.map_err(store.sql().fail(Step::Trim, &lease.session))
+                    {
+                        tracing::warn!("{error}; the next turn starts after the unanswered prompt");
+                    }
                 }
                 Abandoned::Nothing => {}
             }
@@ -376,86 +423,47 @@ impl SessionStore for PostgresStore {
         });
     }
 
-    async fn release(&self, lease: PgLease) -> Result<(), SessionError> {
-        self.client(&lease.session)
-            .execute(
-                "DELETE FROM brute_leases WHERE session = $1 AND owner = $2",
-                &[&lease.session, &lease.owner],
-            )
-            .await
-            .map_err(db_error("postgres", || {
-                format!("release the lease of {}", lease.session)
-            }))?;
+    async fn release(&self, lease: DbLease) -> Result<(), SessionError> {
+        let sql = self.sql();
+        self.execute(
+            &lease.session,
+            &sql.release,
+            &[&lease.session, &lease.owner],
+        )
+        .await
+        .map_err(sql.fail(Step::Release, &lease.session))?;
         Ok(())
     }
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
-        load(self.client(id), id).await
+        Ok(self.load_with_next(id).await?.0)
     }
 
     async fn list(&self) -> Result<Vec<String>, SessionError> {
+        let sql = self.sql();
         let rows = self
-            .client("")
-            .query("SELECT id FROM brute_sessions ORDER BY id", &[])
+            .query("", &sql.list, &[])
             .await
-            .map_err(db_error("postgres", || "list the sessions".to_string()))?;
+            .map_err(sql.fail(Step::List, ""))?;
         rows.iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()
-            .map_err(db_error("postgres", || "list the sessions".to_string()))
+            .map_err(|e| sql.fail(Step::List, "")(PgError::new(e)))
     }
 
     async fn delete(&self, id: &str) -> Result<(), SessionError> {
-        let failed = || db_error("postgres", move || format!("delete session {id}"));
-        let mut client = self.inner.transactions.lock().await;
-        let tx = client.transaction().await.map_err(failed())?;
-        let held = tx
-            .query_opt(
-                "SELECT 1 FROM brute_leases WHERE session = $1 AND expires >= now() FOR UPDATE",
-                &[&id],
-            )
-            .await
-            .map_err(failed())?;
-        if held.is_some() {
-            return Err(SessionError::Leased {
-                session: id.to_string(),
-            });
-        }
-        for statement in [
-            "DELETE FROM brute_messages WHERE session = $1",
-            "DELETE FROM brute_leases WHERE session = $1",
-            "DELETE FROM brute_sessions WHERE id = $1",
-        ] {
-            tx.execute(statement, &[&id]).await.map_err(failed())?;
-        }
-        tx.commit().await.map_err(failed())
-    }
-}
-
-async fn load(client: &Client, id: &str) -> Result<Vec<Message>, SessionError> {
-    load_with_next(client, id)
+        let sql = self.sql();
+        self.transaction(Step::Delete, id, async |tx| {
+            if tx.query_opt(&sql.held, &[&id]).await?.is_some() {
+                return Ok(Err(SessionError::Leased {
+                    session: id.to_string(),
+                }));
+            }
+            for statement in &sql.delete {
+                tx.execute(statement, &[&id]).await?;
+            }
+            Ok(Ok(()))
+        })
         .await
-        .map(|(messages, _)| messages)
-}
-
-/// The messages of session `id` and the position after the last.
-async fn load_with_next(client: &Client, id: &str) -> Result<(Vec<Message>, i64), SessionError> {
-    let rows = client
-        .query(
-            "SELECT seq, body FROM brute_messages WHERE session = $1 ORDER BY seq",
-            &[&id],
-        )
-        .await
-        .map_err(db_error("postgres", || format!("load session {id}")))?;
-    let mut messages = Vec::with_capacity(rows.len());
-    let mut next = 0;
-    for (i, row) in rows.iter().enumerate() {
-        let (seq, body): (i64, &str) = row
-            .try_get(0)
-            .and_then(|seq| Ok((seq, row.try_get(1)?)))
-            .map_err(db_error("postgres", || format!("load session {id}")))?;
-        messages.push(parse(id, i + 1, body)?);
-        next = seq + 1;
     }
-    Ok((messages, next))
 }

@@ -1,30 +1,20 @@
-//! What the database stores share: messages as JSON rows, lease owners, the clock.
+//! What the database stores share: messages as JSON rows, lease owners.
 
+use std::hash::{BuildHasher, Hasher};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::{SessionError, db_error};
 use crate::message::{Message, Role};
 
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-/// A lease owner unique across processes and time.
+/// A lease owner unique across processes and time: the process, the time in
+/// nanoseconds and 64 random bits (std's randomly keyed hasher, keyed anew each call).
 pub(crate) fn new_owner() -> String {
-    // 64 random bits (std's `RandomState` differs on every call): no counter of
-    // brute's own in the process.
-    use std::hash::{BuildHasher, Hasher};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u8(0);
-    format!(
-        "{}-{}-{:016x}",
-        std::process::id(),
-        now_ms(),
-        hasher.finish()
-    )
+    hasher.write_u128(nanos);
+    format!("{}-{nanos}-{:016x}", std::process::id(), hasher.finish())
 }
 
 /// The messages to store, each as the JSON line of the JSONL store (without its

@@ -2,6 +2,7 @@
 //! thread that commits the writes of concurrent turns together.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 use std::time::Duration;
@@ -9,14 +10,18 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
-use super::error::{SessionError, db_error};
-use super::rows::{bodies, new_owner, now_ms, parse};
+use super::error::SessionError;
+use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
+use super::rows::{bodies, new_owner, parse};
 use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
 
+/// The commit of a batch, shared by its requests.
+type Committed = Result<(), Arc<rusqlite::Error>>;
+
 /// The work of one request inside the batch's transaction; its reply is sent once the
 /// transaction is committed (or failed).
-type Job = Box<dyn FnOnce(&Connection) -> Box<dyn FnOnce(Result<(), String>) + Send> + Send>;
+type Job = Box<dyn FnOnce(&Connection) -> Box<dyn FnOnce(Committed) + Send> + Send>;
 
 /// The most requests committed together.
 const MAX_BATCH: usize = 1024;
@@ -55,32 +60,28 @@ const MAX_BATCH: usize = 1024;
 pub struct SqliteStore {
     queue: Sender<Job>,
     path: PathBuf,
+    /// The protocol's statements in SQLite's dialect.
+    sql: Arc<Sql>,
     ttl: Duration,
 }
 
-/// A SQLite session held for a turn.
-#[derive(Debug)]
-pub struct SqliteLease {
-    session: String,
-    owner: String,
-    /// The position of the next message.
-    next: i64,
-}
-
-impl SqliteLease {
-    /// The session id.
-    pub fn session(&self) -> &str {
-        &self.session
-    }
-}
+/// SQLite's dialect: `expires` is milliseconds since the epoch, by SQLite's clock.
+const DIALECT: Dialect = Dialect {
+    store: "sqlite",
+    now: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+    later: "(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + {})",
+    placeholder: "?",
+    for_update: "",
+    take_creates: false,
+};
 
 impl SqliteStore {
     /// Opens (or creates) the database at `path` and starts its writer thread.
     pub fn open(path: impl Into<PathBuf>) -> Result<SqliteStore, SessionError> {
         let path = path.into();
+        let sql = Sql::new(&DIALECT);
         let where_ = path.display().to_string();
-        let conn =
-            Connection::open(&path).map_err(db_error("sqlite", || format!("open {where_}")))?;
+        let conn = Connection::open(&path).map_err(sql.fail(Step::Setup, &where_))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = FULL;
@@ -100,21 +101,26 @@ impl SqliteStore {
                  expires INTEGER NOT NULL
              ) WITHOUT ROWID;",
         )
-        .map_err(db_error("sqlite", || format!("set up {where_}")))?;
+        .map_err(sql.fail(Step::Setup, &where_))?;
         let (queue, jobs) = mpsc::channel();
         thread::Builder::new()
             .name("brute-sqlite-writer".into())
             .spawn(move || work(&conn, &jobs))
-            .map_err(db_error("sqlite", || "start the writer thread".to_string()))?;
+            .map_err(sql.fail(Step::Setup, "the writer thread"))?;
         Ok(SqliteStore {
             queue,
             path,
+            sql: Arc::new(sql),
             ttl: Duration::from_secs(60),
         })
     }
 
-    /// How long a lease lasts without a write (60 s by default): a turn that writes
-    /// nothing for longer loses its session to the next worker that asks.
+    /// How long a lease lasts without a write (60 s by default): a process killed
+    /// mid-turn holds its sessions this long; a turn that writes nothing for longer
+    /// (a very slow model call) loses its session to the next worker that asks.
+    ///
+    /// It is a property of this value: clones made before keep their own, clones made
+    /// after get this one (as `PostgresStore::lease_ttl`).
     pub fn lease_ttl(mut self, ttl: Duration) -> SqliteStore {
         self.ttl = ttl;
         self
@@ -129,20 +135,19 @@ impl SqliteStore {
     /// once that transaction is committed.
     fn run<R: Send + 'static>(
         &self,
-        job: impl FnOnce(&Connection) -> Result<R, SessionError> + Send + 'static,
+        session: &str,
+        job: impl FnOnce(&Connection, &Sql) -> Result<R, SessionError> + Send + 'static,
     ) -> impl Future<Output = Result<R, SessionError>> + Send + 'static {
         let (reply, result) = oneshot::channel();
+        let sql = self.sql.clone();
+        let session = session.to_string();
         let job: Job = Box::new(move |conn| {
-            let done = in_savepoint(conn, job);
-            Box::new(move |committed: Result<(), String>| {
+            let done = in_savepoint(conn, &sql, |conn| job(conn, &sql));
+            Box::new(move |committed: Committed| {
                 let outcome = match (done, committed) {
                     (Ok(value), Ok(())) => Ok(value),
                     (Err(e), _) => Err(e),
-                    (Ok(_), Err(e)) => Err(SessionError::Database {
-                        store: "sqlite",
-                        action: "commit".to_string(),
-                        source: e.into(),
-                    }),
+                    (Ok(_), Err(e)) => Err(sql.fail(Step::Commit, &session)(e)),
                 };
                 let _ = reply.send(outcome);
             })
@@ -157,15 +162,26 @@ impl SqliteStore {
                 .map_err(|_| SessionError::WriterGone { store: "sqlite" })?
         }
     }
+
+    /// Queues `job` without waiting for it (from synchronous code): it is sent when
+    /// made, and dropping its future only drops the reply.
+    fn queue(
+        &self,
+        session: &str,
+        job: impl FnOnce(&Connection, &Sql) -> Result<(), SessionError> + Send + 'static,
+    ) {
+        drop(self.run(session, job));
+    }
 }
 
 /// Runs `job` in a savepoint: undone alone when it fails.
 fn in_savepoint<R>(
     conn: &Connection,
+    sql: &Sql,
     job: impl FnOnce(&Connection) -> Result<R, SessionError>,
 ) -> Result<R, SessionError> {
     conn.execute_batch("SAVEPOINT job")
-        .map_err(db_error("sqlite", || "open a savepoint".to_string()))?;
+        .map_err(sql.fail(Step::Setup, "a savepoint"))?;
     let result = job(conn);
     let end = if result.is_ok() {
         "RELEASE job"
@@ -173,7 +189,7 @@ fn in_savepoint<R>(
         "ROLLBACK TO job; RELEASE job"
     };
     conn.execute_batch(end)
-        .map_err(db_error("sqlite", || "close a savepoint".to_string()))?;
+        .map_err(sql.fail(Step::Setup, "a savepoint"))?;
     result
 }
 
@@ -189,16 +205,14 @@ fn work(conn: &Connection, jobs: &Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        let begun = conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| e.to_string());
+        let begun = conn.execute_batch("BEGIN IMMEDIATE").map_err(Arc::new);
         for job in batch.drain(..) {
             replies.push(job(conn));
         }
         let committed = begun.and_then(|()| {
             conn.execute_batch("COMMIT").map_err(|e| {
                 let _ = conn.execute_batch("ROLLBACK");
-                e.to_string()
+                Arc::new(e)
             })
         });
         for reply in replies.drain(..) {
@@ -207,222 +221,172 @@ fn work(conn: &Connection, jobs: &Receiver<Job>) {
     }
 }
 
-fn load(conn: &Connection, session: &str) -> Result<Vec<Message>, SessionError> {
-    let mut statement = conn
-        .prepare_cached("SELECT body FROM brute_messages WHERE session = ?1 ORDER BY seq")
-        .map_err(db_error("sqlite", || format!("load session {session}")))?;
+/// Runs statement `text` with `params`: the number of rows it changed.
+fn execute(
+    conn: &Connection,
+    text: &str,
+    params: impl rusqlite::Params,
+) -> Result<u64, rusqlite::Error> {
+    conn.prepare_cached(text)
+        .and_then(|mut s| s.execute(params))
+        .map(|rows| rows as u64)
+}
+
+/// The messages of `session` and the position after the last.
+fn load(conn: &Connection, sql: &Sql, session: &str) -> Result<(Vec<Message>, i64), SessionError> {
+    let fail = || sql.fail(Step::Load, session);
+    let mut statement = conn.prepare_cached(&sql.load).map_err(fail())?;
     let rows = statement
-        .query_map([session], |row| row.get::<_, String>(0))
-        .map_err(db_error("sqlite", || format!("load session {session}")))?;
+        .query_map([session], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })
+        .map_err(fail())?;
     let mut messages = Vec::new();
+    let mut last = None;
     for (i, row) in rows.enumerate() {
-        let body = row.map_err(db_error("sqlite", || format!("load session {session}")))?;
+        let (seq, body) = row.map_err(fail())?;
         messages.push(parse(session, i + 1, &body)?);
+        last = Some(seq);
     }
-    Ok(messages)
+    Ok((messages, next_after(last)))
 }
 
 /// Checks that `lease` still holds its session and renews it.
-fn renew(conn: &Connection, lease: &SqliteLease, ttl: Duration) -> Result<(), SessionError> {
-    let renewed = conn
-        .prepare_cached("UPDATE brute_leases SET expires = ?3 WHERE session = ?1 AND owner = ?2")
-        .and_then(|mut s| {
-            s.execute(params![
-                lease.session,
-                lease.owner,
-                now_ms() + ttl.as_millis() as i64
-            ])
-        })
-        .map_err(db_error("sqlite", || {
-            format!("renew the lease of {}", lease.session)
-        }))?;
-    if renewed == 0 {
-        return Err(SessionError::LeaseLost {
-            session: lease.session.clone(),
-        });
+fn renew(conn: &Connection, sql: &Sql, lease: &DbLease, ttl: i64) -> Result<(), SessionError> {
+    let rows = execute(conn, &sql.renew, params![lease.session, lease.owner, ttl])
+        .map_err(sql.fail(Step::Renew, &lease.session))?;
+    sql.renewed(rows, lease)
+}
+
+/// Inserts `bodies` into `lease`'s session from position `from`.
+fn insert(
+    conn: &Connection,
+    sql: &Sql,
+    lease: &DbLease,
+    from: i64,
+    bodies: &[String],
+) -> Result<(), SessionError> {
+    let fail = || sql.fail(Step::Append, &lease.session);
+    let mut statement = conn
+        .prepare_cached("INSERT INTO brute_messages (session, seq, body) VALUES (?1, ?2, ?3)")
+        .map_err(fail())?;
+    for (i, body) in bodies.iter().enumerate() {
+        statement
+            .execute(params![lease.session, from + i as i64, body])
+            .map_err(fail())?;
     }
     Ok(())
 }
 
-fn insert(
-    conn: &Connection,
-    session: &str,
-    from: i64,
-    bodies: &[String],
-) -> Result<(), SessionError> {
-    let mut statement = conn
-        .prepare_cached("INSERT INTO brute_messages (session, seq, body) VALUES (?1, ?2, ?3)")
-        .map_err(db_error("sqlite", || {
-            format!("append to session {session}")
-        }))?;
-    for (i, body) in bodies.iter().enumerate() {
-        statement
-            .execute(params![session, from + i as i64, body])
-            .map_err(db_error("sqlite", || {
-                format!("append to session {session}")
-            }))?;
-    }
+/// Gives `lease` back.
+fn release(conn: &Connection, sql: &Sql, lease: &DbLease) -> Result<(), SessionError> {
+    execute(conn, &sql.release, params![lease.session, lease.owner])
+        .map_err(sql.fail(Step::Release, &lease.session))?;
     Ok(())
 }
 
 impl SessionStore for SqliteStore {
-    type Lease = SqliteLease;
+    type Lease = DbLease;
 
-    async fn open(&self, id: &str) -> Result<(SqliteLease, Vec<Message>), SessionError> {
+    async fn open(&self, id: &str) -> Result<(DbLease, Vec<Message>), SessionError> {
         let session = id.to_string();
-        let ttl = self.ttl.as_millis() as i64;
-        self.run(move |conn| {
+        let ttl = ttl_ms(self.ttl);
+        self.run(id, move |conn, sql| {
             let owner = new_owner();
-            let now = now_ms();
-            let taken = conn
-                .prepare_cached(
-                    "INSERT INTO brute_leases (session, owner, expires) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (session) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
-                     WHERE brute_leases.expires < ?4",
-                )
-                .and_then(|mut s| s.execute(params![session, owner, now + ttl, now]))
-                .map_err(db_error("sqlite", || format!("take the lease of {session}")))?;
-            if taken == 0 {
-                return Err(SessionError::Leased { session });
+            let taken = execute(conn, &sql.take, params![session, owner, ttl])
+                .map_err(sql.fail(Step::Take, &session))?;
+            sql.taken(taken, &session)?;
+            if let Some(create) = &sql.create {
+                execute(conn, create, [&session]).map_err(sql.fail(Step::Take, &session))?;
             }
-            conn.prepare_cached("INSERT OR IGNORE INTO brute_sessions (id) VALUES (?1)")
-                .and_then(|mut s| s.execute([&session]))
-                .map_err(db_error("sqlite", || format!("create session {session}")))?;
-            let messages = load(conn, &session)?;
-            let next: i64 = conn
-                .query_row(
-                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM brute_messages WHERE session = ?1",
-                    [&session],
-                    |row| row.get(0),
-                )
-                .map_err(db_error("sqlite", || format!("load session {session}")))?;
-            Ok((SqliteLease { session, owner, next }, messages))
+            let (messages, next) = load(conn, sql, &session)?;
+            Ok((DbLease::new(session, owner, next), messages))
         })
         .await
     }
 
-    async fn append(
-        &self,
-        lease: &mut SqliteLease,
-        messages: &[Message],
-    ) -> Result<(), SessionError> {
+    async fn append(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
         let bodies = bodies("sqlite", messages, &lease.session)?;
         if bodies.is_empty() {
             return Ok(());
         }
-        let held = SqliteLease {
-            session: lease.session.clone(),
-            owner: lease.owner.clone(),
-            next: lease.next,
-        };
-        let count = bodies.len() as i64;
-        let ttl = self.ttl;
-        self.run(move |conn| {
-            renew(conn, &held, ttl)?;
-            insert(conn, &held.session, held.next, &bodies)
+        let held = lease.copy();
+        let count = bodies.len();
+        let ttl = ttl_ms(self.ttl);
+        self.run(&lease.session, move |conn, sql| {
+            renew(conn, sql, &held, ttl)?;
+            insert(conn, sql, &held, held.next, &bodies)
         })
         .await?;
-        lease.next += count;
+        lease.appended(count);
         Ok(())
     }
 
-    async fn replace(
-        &self,
-        lease: &mut SqliteLease,
-        messages: &[Message],
-    ) -> Result<(), SessionError> {
+    async fn replace(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
         let bodies = bodies("sqlite", messages, &lease.session)?;
-        let held = SqliteLease {
-            session: lease.session.clone(),
-            owner: lease.owner.clone(),
-            next: 0,
-        };
-        let count = bodies.len() as i64;
-        let ttl = self.ttl;
-        self.run(move |conn| {
-            renew(conn, &held, ttl)?;
-            conn.prepare_cached("DELETE FROM brute_messages WHERE session = ?1")
-                .and_then(|mut s| s.execute([&held.session]))
-                .map_err(db_error("sqlite", || {
-                    format!("replace session {}", held.session)
-                }))?;
-            insert(conn, &held.session, 0, &bodies)
+        let held = lease.copy();
+        let count = bodies.len();
+        let ttl = ttl_ms(self.ttl);
+        self.run(&lease.session, move |conn, sql| {
+            renew(conn, sql, &held, ttl)?;
+            execute(conn, &sql.clear, [&held.session])
+                .map_err(sql.fail(Step::Replace, &held.session))?;
+            insert(conn, sql, &held, 0, &bodies)
         })
         .await?;
-        lease.next = count;
+        lease.replaced(count);
         Ok(())
     }
 
     /// Queues the append and the release on the writer thread, ahead of any later
     /// request (the next turn's `open` among them), without waiting for them.
-    fn abandon(&self, lease: SqliteLease, ending: Abandoned) {
-        let held = SqliteLease {
-            session: lease.session.clone(),
-            owner: lease.owner.clone(),
-            next: lease.next,
-        };
-        let ttl = self.ttl;
-        // Each job is sent when it is made: dropping its future only drops the reply.
+    fn abandon(&self, lease: DbLease, ending: Abandoned) {
+        let held = lease.copy();
+        let ttl = ttl_ms(self.ttl);
         match ending {
             Abandoned::Append(messages) => {
                 if let Ok(bodies) = bodies("sqlite", &messages, &lease.session) {
-                    drop(self.run(move |conn| {
-                        renew(conn, &held, ttl)?;
-                        insert(conn, &held.session, held.next, &bodies)
-                    }));
+                    self.queue(&lease.session, move |conn, sql| {
+                        renew(conn, sql, &held, ttl)?;
+                        insert(conn, sql, &held, held.next, &bodies)
+                    });
                 }
             }
             Abandoned::RemoveLast(n) => {
-                drop(self.run(move |conn| {
-                    renew(conn, &held, ttl)?;
-                    conn.prepare_cached(
-                        "DELETE FROM brute_messages WHERE session = ?1 AND seq >= ?2",
-                    )
-                    .and_then(|mut s| s.execute(params![held.session, held.next - n as i64]))
-                    .map_err(db_error("sqlite", || {
-                        format!("remove a dropped turn's prompt from {}", held.session)
-                    }))?;
+                self.queue(&lease.session, move |conn, sql| {
+                    // Fenced by the lease, as every write.
+                    let from = held.next - n as i64;
+                    execute(conn, &sql.trim, params![held.session, from, held.owner])
+                        .map_err(sql.fail(Step::Trim, &held.session))?;
                     Ok(())
-                }));
+                });
             }
             Abandoned::Nothing => {}
         }
-        drop(self.run(move |conn| {
-            conn.prepare_cached("DELETE FROM brute_leases WHERE session = ?1 AND owner = ?2")
-                .and_then(|mut s| s.execute(params![lease.session, lease.owner]))
-                .map_err(db_error("sqlite", || {
-                    format!("release the lease of {}", lease.session)
-                }))?;
-            Ok(())
-        }));
+        let session = lease.session.clone();
+        self.queue(&session, move |conn, sql| release(conn, sql, &lease));
     }
 
-    async fn release(&self, lease: SqliteLease) -> Result<(), SessionError> {
-        self.run(move |conn| {
-            conn.prepare_cached("DELETE FROM brute_leases WHERE session = ?1 AND owner = ?2")
-                .and_then(|mut s| s.execute(params![lease.session, lease.owner]))
-                .map_err(db_error("sqlite", || {
-                    format!("release the lease of {}", lease.session)
-                }))?;
-            Ok(())
-        })
-        .await
+    async fn release(&self, lease: DbLease) -> Result<(), SessionError> {
+        let session = lease.session.clone();
+        self.run(&session, move |conn, sql| release(conn, sql, &lease))
+            .await
     }
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
         let session = id.to_string();
-        self.run(move |conn| load(conn, &session)).await
+        self.run(id, move |conn, sql| Ok(load(conn, sql, &session)?.0))
+            .await
     }
 
     async fn list(&self) -> Result<Vec<String>, SessionError> {
-        self.run(|conn| {
-            let mut statement = conn
-                .prepare_cached("SELECT id FROM brute_sessions ORDER BY id")
-                .map_err(db_error("sqlite", || "list the sessions".to_string()))?;
+        self.run("", |conn, sql| {
+            let fail = || sql.fail(Step::List, "");
+            let mut statement = conn.prepare_cached(&sql.list).map_err(fail())?;
             let ids = statement
                 .query_map([], |row| row.get::<_, String>(0))
                 .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                .map_err(db_error("sqlite", || "list the sessions".to_string()))?;
+                .map_err(fail())?;
             Ok(ids)
         })
         .await
@@ -430,25 +394,17 @@ impl SessionStore for SqliteStore {
 
     async fn delete(&self, id: &str) -> Result<(), SessionError> {
         let session = id.to_string();
-        self.run(move |conn| {
+        self.run(id, move |conn, sql| {
+            let fail = || sql.fail(Step::Delete, &session);
             let held: Option<i64> = conn
-                .query_row(
-                    "SELECT expires FROM brute_leases WHERE session = ?1 AND expires >= ?2",
-                    params![session, now_ms()],
-                    |row| row.get(0),
-                )
+                .query_row(&sql.held, [&session], |row| row.get(0))
                 .optional()
-                .map_err(db_error("sqlite", || format!("delete session {session}")))?;
+                .map_err(fail())?;
             if held.is_some() {
                 return Err(SessionError::Leased { session });
             }
-            for table in [
-                "brute_messages WHERE session",
-                "brute_leases WHERE session",
-                "brute_sessions WHERE id",
-            ] {
-                conn.execute(&format!("DELETE FROM {table} = ?1"), [&session])
-                    .map_err(db_error("sqlite", || format!("delete session {session}")))?;
+            for statement in &sql.delete {
+                execute(conn, statement, [&session]).map_err(fail())?;
             }
             Ok(())
         })

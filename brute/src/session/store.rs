@@ -1,6 +1,7 @@
 //! `SessionStore`: where sessions live (a JSONL file per session, SQLite, PostgreSQL),
 //! and [`Store`], the shared handle `SessionLog` persists through.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -84,7 +85,7 @@ pub trait SessionStore: Send + Sync + 'static {
 /// option takes. Build it from any [`SessionStore`] (`store.into()`, or
 /// [`Store::new`]); [`Store::default`] is the JSONL file store of `SessionLog`'s `path`.
 #[derive(Clone, Default)]
-pub struct Store(pub(crate) Option<Arc<dyn DynStore>>);
+pub struct Store(pub(crate) Option<BoxStore>);
 
 impl Store {
     /// A shared handle on `store`.
@@ -94,7 +95,7 @@ impl Store {
 
     /// A shared handle on a store you keep a handle on too (to list or copy sessions).
     pub fn from_arc<S: SessionStore>(store: Arc<S>) -> Store {
-        Store(Some(Arc::new(Erased(store))))
+        Store(Some(BoxStore::from_arc(store)))
     }
 }
 
@@ -119,6 +120,109 @@ impl fmt::Debug for Store {
     }
 }
 
+/// Any [`SessionStore`] behind one shared pointer, itself a `SessionStore`: the type
+/// to hold when the store is chosen at run time (a server that takes whichever store
+/// its agents use, a configuration that picks JSONL, SQLite or PostgreSQL). Cloning
+/// it shares the store. Boxing a `BoxStore` again keeps the one pointer.
+///
+/// ```
+/// use brute::session::{BoxStore, JsonlStore, SessionStore};
+/// use brute::Message;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// # let dir = std::env::temp_dir().join(format!("brute-doc-box-{}", std::process::id()));
+/// let store = BoxStore::new(JsonlStore::new(&dir));
+/// let (mut lease, _) = store.open("alice").await?;
+/// store.append(&mut lease, &[Message::user("hi")]).await?;
+/// store.release(lease).await?;
+/// assert_eq!(store.list().await?, ["alice"]);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), brute::middleware::SessionError>(()) }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct BoxStore(Arc<dyn DynStore>);
+
+impl BoxStore {
+    /// `store` behind a pointer.
+    pub fn new<S: SessionStore>(store: S) -> BoxStore {
+        BoxStore::from_arc(Arc::new(store))
+    }
+
+    /// A store you keep a handle on too, behind a pointer.
+    pub fn from_arc<S: SessionStore>(store: Arc<S>) -> BoxStore {
+        if let Some(boxed) = (&store as &dyn Any).downcast_ref::<Arc<BoxStore>>() {
+            return BoxStore::clone(boxed);
+        }
+        BoxStore(Arc::new(Erased(store)))
+    }
+}
+
+impl fmt::Debug for BoxStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BoxStore(..)")
+    }
+}
+
+/// The lease of a [`BoxStore`]: the lease of the store inside, with that store.
+pub struct BoxLease(Box<dyn DynLease>);
+
+impl fmt::Debug for BoxLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BoxLease(..)")
+    }
+}
+
+impl SessionStore for BoxStore {
+    type Lease = BoxLease;
+
+    async fn open(&self, id: &str) -> Result<(BoxLease, Vec<Message>), SessionError> {
+        let (lease, messages) = self.0.open_dyn(id).await?;
+        Ok((BoxLease(lease), messages))
+    }
+
+    async fn append(&self, lease: &mut BoxLease, messages: &[Message]) -> Result<(), SessionError> {
+        lease.0.append(messages).await
+    }
+
+    async fn replace(
+        &self,
+        lease: &mut BoxLease,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
+        lease.0.replace(messages).await
+    }
+
+    async fn release(&self, lease: BoxLease) -> Result<(), SessionError> {
+        lease.0.release().await
+    }
+
+    async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
+        self.0.load_dyn(id).await
+    }
+
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        self.0.list_dyn().await
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), SessionError> {
+        self.0.delete_dyn(id).await
+    }
+
+    fn abandon(&self, lease: BoxLease, ending: Abandoned) {
+        lease.0.abandon(ending);
+    }
+}
+
+impl BoxStore {
+    /// Takes the lease of `id` as `SessionLog` holds it.
+    pub(crate) fn open_dyn<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> StoreFuture<'a, (Box<dyn DynLease>, Vec<Message>)> {
+        self.0.open_dyn(id)
+    }
+}
+
 /// What a turn dropped half-way leaves to do: [`SessionStore::abandon`].
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -135,6 +239,9 @@ pub enum Abandoned {
 /// A store behind a pointer: the object-safe face of [`SessionStore`].
 pub(crate) trait DynStore: Send + Sync {
     fn open_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, (Box<dyn DynLease>, Vec<Message>)>;
+    fn load_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>>;
+    fn list_dyn(&self) -> StoreFuture<'_, Vec<String>>;
+    fn delete_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
 }
 
 /// A lease behind a pointer, with its store.
@@ -163,6 +270,18 @@ impl<S: SessionStore> DynStore for Erased<S> {
             });
             Ok((leased, messages))
         })
+    }
+
+    fn load_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>> {
+        Box::pin(self.0.load(id))
+    }
+
+    fn list_dyn(&self) -> StoreFuture<'_, Vec<String>> {
+        Box::pin(self.0.list())
+    }
+
+    fn delete_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(self.0.delete(id))
     }
 }
 

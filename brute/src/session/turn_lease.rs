@@ -24,6 +24,10 @@ struct Held {
     answered: bool,
     /// The messages stored before any answer (the prompt).
     unanswered: usize,
+    /// The messages of the record when the turn began (the loaded history).
+    history: usize,
+    /// The messages of the record now stored (the history and the turn's).
+    stored: usize,
 }
 
 /// A turn's lease, shared.
@@ -31,15 +35,24 @@ struct Held {
 pub(super) struct TurnLease(Arc<Mutex<Held>>);
 
 impl TurnLease {
-    /// Holds `lease` for a turn whose loaded history has no call without a result
-    /// (loading repaired any).
-    pub(super) fn new(lease: Box<dyn DynLease>) -> Self {
+    /// Holds `lease` for a turn whose loaded history (of `history` messages, stored)
+    /// has no call without a result (loading repaired any).
+    pub(super) fn new(lease: Box<dyn DynLease>, history: usize) -> Self {
         TurnLease(Arc::new(Mutex::new(Held {
             lease: Some(lease),
             open: Vec::new(),
             answered: false,
             unanswered: 0,
+            history,
+            stored: history,
         })))
+    }
+
+    /// How many of the turn's messages are stored, counted from its first (the
+    /// prompt).
+    pub(super) fn durable(&self) -> usize {
+        let held = self.lock();
+        held.stored.saturating_sub(held.history)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
@@ -87,20 +100,37 @@ impl Persist for Writer {
             };
             let mut held = self.lease.lock();
             held.lease = Some(lease);
-            if saved.is_ok() {
-                match changes {
-                    Changes::None => {}
-                    Changes::Appended(new) => held.track(new),
-                    Changes::Rewritten(all) => {
-                        held.open.clear();
-                        held.track(all);
-                        held.answered = true;
-                    }
+            match (&saved, changes) {
+                (Ok(()), Changes::None) => {}
+                (Ok(()), Changes::Appended(new)) => {
+                    held.stored += recorded(new);
+                    held.track(new);
                 }
+                (Ok(()), Changes::Rewritten(all)) => {
+                    held.stored = recorded(all);
+                    held.open.clear();
+                    held.track(all);
+                    held.answered = true;
+                }
+                // The store counts what its lease wrote; the caller needs what of
+                // this turn is stored.
+                (Err(SessionError::LeaseLost { session, .. }), _) => {
+                    return Err(SessionError::LeaseLost {
+                        session: session.clone(),
+                        durable: held.stored.saturating_sub(held.history),
+                    }
+                    .into());
+                }
+                (Err(_), _) => {}
             }
             saved.map_err(Error::from)
         })
     }
+}
+
+/// The messages of `messages` a store keeps (all but `system` ones).
+fn recorded(messages: &[Message]) -> usize {
+    messages.iter().filter(|m| m.role != Role::System).count()
 }
 
 impl Held {
@@ -176,6 +206,8 @@ mod tests {
             open: Vec::new(),
             answered: false,
             unanswered: 0,
+            history: 0,
+            stored: 0,
         }
     }
 

@@ -1,0 +1,40 @@
+//! What every request handler shares: the store, the agents, the limits and the
+//! running turns. Its own module, so that the server (which builds it) and the
+//! handlers (which read it) both import it and never each other.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use brute::BoxAgent;
+use brute::session::BoxStore;
+use tokio_util::task::TaskTracker;
+
+use crate::error::ApiError;
+
+/// What every request handler shares: built once by
+/// [`Server::router`](crate::Server::router).
+pub(crate) struct Shared {
+    /// The store of the agents' `SessionLog`, as the server reads it (histories,
+    /// deletion).
+    pub(crate) sessions: BoxStore,
+    pub(crate) agents: BTreeMap<String, Arc<BoxAgent>>,
+    pub(crate) default_agent: String,
+    pub(crate) timeout: Duration,
+    /// The running turns: shutdown waits for them.
+    pub(crate) turns: TaskTracker,
+}
+
+impl Shared {
+    /// The agent named `name`, or the first one registered.
+    pub(crate) fn agent(&self, name: Option<&str>) -> Result<&Arc<BoxAgent>, ApiError> {
+        let name = name.unwrap_or(&self.default_agent);
+        self.agents.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
+            ApiError::not_found(format!(
+                "no agent `{name}` on this server (agents: {})",
+                known.join(", ")
+            ))
+        })
+    }
+}

@@ -1,0 +1,315 @@
+//! The lease protocol of the database stores (SQLite and PostgreSQL), written once: the
+//! lease a turn holds ([`DbLease`]), the statements in a small SQL dialect, and what
+//! their results mean.
+//!
+//! A session's lease is a row of `brute_leases` (session, owner, expiry). Taking it
+//! succeeds when there is no row, the row has expired, or the row is already ours;
+//! every write renews it in the same transaction and is refused when the row is not
+//! ours any more (fencing); releasing deletes our row. The two stores differ only in
+//! how they run a statement (a writer thread, a network client), in their clock
+//! (`expires` is milliseconds in SQLite, a timestamp in PostgreSQL) and in how they
+//! insert many rows.
+
+use std::time::Duration;
+
+use super::error::SessionError;
+use crate::error::BoxError;
+
+/// A session of a database store (`SqliteStore`, `PostgresStore`) held for a turn:
+/// the owner of its lease row and where its next message goes.
+#[derive(Debug)]
+pub struct DbLease {
+    pub(crate) session: String,
+    pub(crate) owner: String,
+    /// The position of the next message.
+    pub(crate) next: i64,
+    /// The messages stored through this lease and still in the history (what a
+    /// [`SessionError::LeaseLost`] reports).
+    pub(crate) written: usize,
+}
+
+impl DbLease {
+    /// A lease of `session` by `owner`, whose next message goes at `next`.
+    pub(crate) fn new(session: String, owner: String, next: i64) -> DbLease {
+        DbLease {
+            session,
+            owner,
+            next,
+            written: 0,
+        }
+    }
+
+    /// The session id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// `count` messages were appended.
+    pub(crate) fn appended(&mut self, count: usize) {
+        self.next += count as i64;
+        self.written += count;
+    }
+
+    /// The history was replaced by `count` messages.
+    pub(crate) fn replaced(&mut self, count: usize) {
+        self.next = count as i64;
+        self.written = count;
+    }
+
+    /// A copy for a job that runs elsewhere (a writer thread).
+    pub(crate) fn copy(&self) -> DbLease {
+        DbLease {
+            session: self.session.clone(),
+            owner: self.owner.clone(),
+            next: self.next,
+            written: self.written,
+        }
+    }
+
+    /// The error of a write that found the lease row taken by another owner.
+    pub(crate) fn lost(&self) -> SessionError {
+        SessionError::LeaseLost {
+            session: self.session.clone(),
+            durable: self.written,
+        }
+    }
+}
+
+/// A lease length as the statements take it: milliseconds.
+pub(crate) fn ttl_ms(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// How one database writes its statements.
+pub(crate) struct Dialect {
+    /// The store's name in errors (`sqlite`, `postgres`).
+    pub(crate) store: &'static str,
+    /// The current time, in the type of the `expires` column.
+    pub(crate) now: &'static str,
+    /// The current time plus the milliseconds of a placeholder (`{}`), in that type.
+    pub(crate) later: &'static str,
+    /// The placeholder prefix: `$` (PostgreSQL) or `?` (SQLite), numbered from 1.
+    pub(crate) placeholder: &'static str,
+    /// What locks the rows a query reads until its transaction ends (empty where the
+    /// writer is alone anyway).
+    pub(crate) for_update: &'static str,
+    /// Whether the take records the session too, in one statement (a data-modifying
+    /// `WITH`); otherwise [`Sql::create`] is a statement of its own.
+    pub(crate) take_creates: bool,
+}
+
+/// The statements of the protocol in one dialect.
+#[derive(Debug)]
+pub(crate) struct Sql {
+    /// The dialect's name in errors.
+    pub(crate) store: &'static str,
+    /// Records session `$1` (nothing if it exists), where the take does not.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) create: Option<String>,
+    /// Takes the lease of `$1` for owner `$2` for `$3` ms: one row when it was taken.
+    pub(crate) take: String,
+    /// The stored messages of `$1`: `seq`, `body`, in order.
+    pub(crate) load: String,
+    /// Renews the lease of `$1` held by `$2` for `$3` ms: no row when it is not ours.
+    pub(crate) renew: String,
+    /// Deletes every message of `$1`.
+    pub(crate) clear: String,
+    /// Deletes the messages of `$1` from position `$2` on, if owner `$3` holds it.
+    pub(crate) trim: String,
+    /// Gives the lease of `$1` held by `$2` back.
+    pub(crate) release: String,
+    /// A row when someone holds a lease of `$1` that has not expired.
+    pub(crate) held: String,
+    /// The three statements that delete session `$1`.
+    pub(crate) delete: [String; 3],
+    /// The ids of the sessions, sorted.
+    pub(crate) list: String,
+}
+
+impl Sql {
+    /// The statements in `dialect`.
+    pub(crate) fn new(d: &Dialect) -> Sql {
+        let p = |sql: &str| sql.replace('$', d.placeholder);
+        let later = |param: &str| d.later.replace("{}", param);
+        let create = "INSERT INTO brute_sessions (id) VALUES ($1) ON CONFLICT DO NOTHING";
+        Sql {
+            store: d.store,
+            create: (!d.take_creates).then(|| p(create)),
+            take: p(&format!(
+                "{}INSERT INTO brute_leases (session, owner, expires) VALUES ($1, $2, {})
+                 ON CONFLICT (session) DO UPDATE
+                 SET owner = excluded.owner, expires = excluded.expires
+                 WHERE brute_leases.expires < {} OR brute_leases.owner = excluded.owner",
+                if d.take_creates {
+                    format!("WITH s AS ({create}) ")
+                } else {
+                    String::new()
+                },
+                later("$3"),
+                d.now
+            )),
+            load: p("SELECT seq, body FROM brute_messages WHERE session = $1 ORDER BY seq"),
+            renew: p(&format!(
+                "UPDATE brute_leases SET expires = {} WHERE session = $1 AND owner = $2",
+                later("$3")
+            )),
+            clear: p("DELETE FROM brute_messages WHERE session = $1"),
+            trim: p("DELETE FROM brute_messages WHERE session = $1 AND seq >= $2
+                     AND EXISTS (SELECT 1 FROM brute_leases WHERE session = $1 AND owner = $3)"),
+            release: p("DELETE FROM brute_leases WHERE session = $1 AND owner = $2"),
+            held: p(&format!(
+                "SELECT 1 FROM brute_leases WHERE session = $1 AND expires >= {}{}",
+                d.now, d.for_update
+            )),
+            delete: [
+                p("DELETE FROM brute_messages WHERE session = $1"),
+                p("DELETE FROM brute_leases WHERE session = $1"),
+                p("DELETE FROM brute_sessions WHERE id = $1"),
+            ],
+            list: "SELECT id FROM brute_sessions ORDER BY id".to_string(),
+        }
+    }
+
+    /// The `map_err` of `step` on `session`: a [`SessionError::Database`] naming both.
+    pub(crate) fn fail<E: Into<BoxError>>(
+        &self,
+        step: Step,
+        session: &str,
+    ) -> impl FnOnce(E) -> SessionError + use<E> {
+        let store = self.store;
+        let session = session.to_string();
+        move |source| database_error(store, step, &session, source)
+    }
+
+    /// What a take that changed `rows` rows means.
+    pub(crate) fn taken(&self, rows: u64, session: &str) -> Result<(), SessionError> {
+        if rows == 0 {
+            return Err(SessionError::Leased {
+                session: session.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// What a renewal that changed `rows` rows means for `lease`.
+    pub(crate) fn renewed(&self, rows: u64, lease: &DbLease) -> Result<(), SessionError> {
+        if rows == 0 {
+            return Err(lease.lost());
+        }
+        Ok(())
+    }
+}
+
+/// The error of `step` on `session` of `store`, caused by `source`.
+pub(crate) fn database_error(
+    store: &'static str,
+    step: Step,
+    session: &str,
+    source: impl Into<BoxError>,
+) -> SessionError {
+    SessionError::Database {
+        store,
+        action: step.action(session),
+        source: source.into(),
+    }
+}
+
+/// A step of the protocol, as an error names it.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) enum Step {
+    Connect,
+    Setup,
+    Take,
+    Load,
+    Renew,
+    Append,
+    Replace,
+    Trim,
+    Release,
+    List,
+    Delete,
+    Commit,
+}
+
+impl Step {
+    /// What was being done, naming `session` where there is one.
+    fn action(self, session: &str) -> String {
+        match self {
+            Step::Connect => "connect".to_string(),
+            Step::Setup => format!("set up {session}"),
+            Step::Take => format!("take the lease of {session}"),
+            Step::Load => format!("load session {session}"),
+            Step::Renew => format!("renew the lease of {session}"),
+            Step::Append => format!("append to session {session}"),
+            Step::Replace => format!("replace session {session}"),
+            Step::Trim => format!("remove a dropped turn's prompt from {session}"),
+            Step::Release => format!("release the lease of {session}"),
+            Step::List => "list the sessions".to_string(),
+            Step::Delete => format!("delete session {session}"),
+            Step::Commit => format!("commit the writes of {session}"),
+        }
+    }
+}
+
+/// The position after the last of `seqs` (0 for none).
+pub(crate) fn next_after(last: Option<i64>) -> i64 {
+    last.map_or(0, |seq| seq + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dialect_numbers_its_placeholders_and_keeps_its_clock() {
+        let sqlite = Sql::new(&Dialect {
+            store: "sqlite",
+            now: "NOW_MS",
+            later: "(NOW_MS + {})",
+            placeholder: "?",
+            for_update: "",
+            take_creates: false,
+        });
+        assert!(
+            sqlite.renew.contains("expires = (NOW_MS + ?3)"),
+            "{}",
+            sqlite.renew
+        );
+        assert!(!sqlite.take.contains('$'), "{}", sqlite.take);
+        assert!(sqlite.take.contains("< NOW_MS OR"), "{}", sqlite.take);
+        let postgres = Sql::new(&Dialect {
+            store: "postgres",
+            now: "now()",
+            later: "later({})",
+            placeholder: "$",
+            for_update: " FOR UPDATE",
+            take_creates: true,
+        });
+        assert!(postgres.create.is_none());
+        assert!(
+            postgres
+                .take
+                .starts_with("WITH s AS (INSERT INTO brute_sessions"),
+            "{}",
+            postgres.take
+        );
+        assert!(
+            postgres.held.ends_with(">= now() FOR UPDATE"),
+            "{}",
+            postgres.held
+        );
+        assert!(postgres.renew.contains("later($3)"), "{}", postgres.renew);
+    }
+
+    #[test]
+    fn a_lost_lease_says_what_it_stored() {
+        let mut lease = DbLease::new("s".into(), "o".into(), 4);
+        lease.appended(2);
+        assert_eq!(lease.next, 6);
+        let SessionError::LeaseLost { durable, .. } = lease.lost() else {
+            panic!("LeaseLost expected");
+        };
+        assert_eq!(durable, 2);
+    }
+}
