@@ -9,6 +9,8 @@
 //! chooses its calls among them: `echo` and `get-sum` from the server, and `read`,
 //! a built-in tool, next to them.
 
+mod common;
+
 use std::path::PathBuf;
 
 use brute::tools::{DefaultToolPipeline, ToolSet, Tools};
@@ -54,7 +56,7 @@ fn script(env: &Env) -> Message {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let server = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join(".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if !server.is_file() {
