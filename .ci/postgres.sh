@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A private PostgreSQL server for brute's session-store tests and benchmarks.
 #
-#   .ci/postgres.sh install                  install Debian's postgresql if missing
+#   .ci/postgres.sh install                  install Debian's postgresql if missing (run by
+#                                            `cargo xtask setup` / `cargo xtask test` only)
 #   .ci/postgres.sh start DIR PORT [PID]     initdb in DIR, listen on 127.0.0.1:PORT;
-#                                            with PID, stop and remove DIR when PID exits
+#                                            with PID, stop and remove DIR when PID exits;
+#                                            fails, installing nothing, without PostgreSQL
 #   .ci/postgres.sh stop DIR                 stop the server of DIR and remove DIR
 #
 # Idempotent: `install` does nothing when the server binaries are there; `start` on a
@@ -53,9 +55,13 @@ as_server() {
 
 start() {
     local dir=$1 port=$2 watch=${3:-}
-    install
     local bin
     bin=$(bindir)
+    # The tests start servers through here: they never install (no test changes the host).
+    if [[ -z "$bin" ]]; then
+        echo "postgres.sh: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run \`cargo xtask test\` (or \`cargo xtask setup\`), which installs it" >&2
+        exit 1
+    fi
     mkdir -p "$dir"
     if [[ "$(id -u)" == 0 ]]; then
         chown postgres: "$dir"

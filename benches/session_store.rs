@@ -6,7 +6,7 @@
 //! much the runtime was blocked), and the memory per turn (peak RSS growth / N).
 //!
 //! Run: `cargo bench --bench session_store` (PostgreSQL is started by
-//! `.ci/postgres.sh`, which installs it if missing). Choose with
+//! `.ci/postgres.sh`; `cargo xtask setup` installs it). Choose with
 //! `BRUTE_BENCH_STORES=jsonl,sqlite,postgres` and `BRUTE_BENCH_N=1,100,1000,5000`.
 
 #![allow(clippy::unwrap_used)]

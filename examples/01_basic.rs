@@ -61,7 +61,7 @@ pub(crate) async fn run(
         "(stopped: {:?} after {} passes)",
         outcome.stop, outcome.env.iteration
     );
-    let written = std::fs::read_to_string(root.join("hello.txt"))?;
+    let written = common::fs::read(root.join("hello.txt"))?;
     if outcome.stop != StopReason::Completed || !written.contains("hello from brute") {
         return Err(format!("the task was not done: hello.txt holds {written:?}").into());
     }
@@ -69,8 +69,8 @@ pub(crate) async fn run(
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
-    let root = tempfile::tempdir()?;
-    run(model, root.path()).await
+    let root = common::fs::tempdir()?;
+    Ok(run(model, root.path()).await?)
 }

@@ -73,16 +73,17 @@ pub(crate) fn script(env: &Env) -> Message {
     check(&format!("check_{}", results.len()))
 }
 
-fn write_project(root: &Path) -> std::io::Result<()> {
-    std::fs::write(root.join("lib.sh"), LIB)?;
-    std::fs::write(root.join("check.sh"), CHECK)
+fn write_project(root: &Path) -> Result<(), common::PathError> {
+    common::fs::write(root.join("lib.sh"), LIB)?;
+    common::fs::write(root.join("check.sh"), CHECK)
 }
 
-fn check_passes(root: &Path) -> std::io::Result<bool> {
+fn check_passes(root: &Path) -> Result<bool, String> {
     Ok(Command::new("bash")
         .arg("check.sh")
         .current_dir(root)
-        .output()?
+        .output()
+        .map_err(|e| format!("cannot run `bash check.sh` in {}: {e}", root.display()))?
         .status
         .success())
 }
@@ -114,8 +115,8 @@ pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std:
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
-    let root = tempfile::tempdir()?;
-    run(model, root.path()).await
+    let root = common::fs::tempdir()?;
+    Ok(run(model, root.path()).await?)
 }

@@ -60,7 +60,7 @@ pub(crate) async fn run(model: AnyModel, path: &Path) -> Result<(), Box<dyn std:
     one_run(&model, path, "My name is Ada.").await?;
     println!("-- run 2 (a new agent on the same session)");
     let reply = one_run(&model, path, "What is my name?").await?;
-    let lines = std::fs::read_to_string(path)?.lines().count();
+    let lines = common::fs::read(path)?.lines().count();
     println!("({} holds {lines} messages)", path.display());
     if !reply.contains("Ada") {
         return Err(format!("the second run forgot the name: {reply:?}").into());
@@ -69,7 +69,7 @@ pub(crate) async fn run(model: AnyModel, path: &Path) -> Result<(), Box<dyn std:
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
@@ -78,8 +78,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         }
         [] => {
-            let dir = tempfile::tempdir()?;
-            run(model, &dir.path().join("session.jsonl")).await
+            let dir = common::fs::tempdir()?;
+            Ok(run(model, &dir.path().join("session.jsonl")).await?)
         }
         _ => Err("usage: 03_sessions [SESSION_PATH PROMPT]".into()),
     }

@@ -74,9 +74,7 @@ pub(crate) async fn run(model: AnyModel) -> Result<(), Box<dyn std::error::Error
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    run(common::model(
-        ScriptedModel::from_fn(script).named("scripted"),
-    ))
-    .await
+async fn main() -> Result<(), common::Report> {
+    let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
+    Ok(run(model).await?)
 }

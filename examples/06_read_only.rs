@@ -47,7 +47,7 @@ pub(crate) fn script(env: &Env) -> Message {
 }
 
 pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    std::fs::write(root.join("notes.md"), "# Notes\nTODO: write the intro\n")?;
+    common::fs::write(root.join("notes.md"), "# Notes\nTODO: write the intro\n")?;
     let mut names = Vec::new();
     TOOLS.names(&mut names);
     println!("tools offered to the model: {names:?}");
@@ -67,7 +67,7 @@ pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std:
     let task = "What TODOs are in this project? Fix them if you can.";
     println!("user: {task}");
     agent.start(task).await?;
-    let notes = std::fs::read_to_string(root.join("notes.md"))?;
+    let notes = common::fs::read(root.join("notes.md"))?;
     if notes != "# Notes\nTODO: write the intro\n" {
         return Err(format!("a read-only agent changed notes.md: {notes:?}").into());
     }
@@ -76,8 +76,8 @@ pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std:
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
-    let root = tempfile::tempdir()?;
-    run(model, root.path()).await
+    let root = common::fs::tempdir()?;
+    Ok(run(model, root.path()).await?)
 }

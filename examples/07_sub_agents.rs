@@ -166,11 +166,11 @@ pub(crate) async fn run(
     counter_model: AnyModel,
     root: &Path,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    std::fs::write(
+    common::fs::write(
         root.join("plan.md"),
         "# Plan\nShip v1.\nThe deadline is Friday.\n",
     )?;
-    std::fs::write(root.join("notes.txt"), "Ask about the deadline.\n")?;
+    common::fs::write(root.join("notes.txt"), "Ask about the deadline.\n")?;
     let timeline = Timeline::default();
     let researcher = SubAgent {
         name: "researcher",
@@ -237,7 +237,7 @@ pub(crate) async fn run(
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let lead = common::model(ScriptedModel::from_fn(lead_script).named("scripted-lead"));
     // Each sub-agent has a model of its own: offline, its own script; with a real
     // model configured, that model (give each another spec if you like).
@@ -253,6 +253,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         (lead.clone(), lead.clone())
     };
-    let root = tempfile::tempdir()?;
-    run(lead, researcher, counter, root.path()).await
+    let root = common::fs::tempdir()?;
+    Ok(run(lead, researcher, counter, root.path()).await?)
 }

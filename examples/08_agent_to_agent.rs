@@ -8,6 +8,8 @@
 //! `RemoteAgent`: each call runs a turn of the researcher through
 //! `POST /v1/sessions/{id}/turns` and returns its answer.
 
+mod common;
+
 use std::sync::Arc;
 
 use brute::session::JsonlStore;
@@ -55,7 +57,7 @@ fn coordinator(env: &Env) -> Message {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     // The researcher's server, on a free port of 127.0.0.1.
     let dir = std::env::temp_dir().join(format!("brute-08-{}", std::process::id()));
     let store = Arc::new(JsonlStore::new(&dir));

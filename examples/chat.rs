@@ -35,7 +35,7 @@ use std::time::Duration;
 use brute::providers::{AnyModel, ScriptedModel};
 use brute::tools::{DefaultToolPipeline, Tools};
 use brute::{
-    Env, Event, EventKind, Message, Model, Role, ToolCall, brute_agent,
+    Env, Event, EventKind, Message, Model, Role, StopReason, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
 };
 use serde_json::json;
@@ -90,6 +90,22 @@ pub(crate) struct Summary {
     pub(crate) cancelled: usize,
     /// `/reset`s.
     pub(crate) resets: usize,
+    /// Turns that ended without the model's final answer (a pass limit, an approval
+    /// to wait for, a layer that asked to stop); each was said in the output.
+    pub(crate) stopped_short: usize,
+}
+
+/// Why a turn ended before the model's final answer, in words; `None` when it got one.
+pub(crate) fn stopped_short(stop: &StopReason) -> Option<String> {
+    match stop {
+        StopReason::Completed => None,
+        // `MaxIterations reached its limit of 25`, `waiting for approval of ..`, ..
+        StopReason::Exited(reason) => Some(reason.to_string()),
+        StopReason::Unfinished => {
+            Some("the stack returned before the model gave its final answer".to_string())
+        }
+        other => Some(format!("{other:?}")),
+    }
 }
 
 /// The chat loop: one turn per line of `input` until it ends or says `/quit`. A turn
@@ -167,7 +183,7 @@ where
             "/quit" | "/exit" => break,
             "/reset" => {
                 if session.exists() {
-                    std::fs::remove_file(session)?;
+                    common::fs::remove_file(session)?;
                 }
                 summary.resets += 1;
                 say(&out, "[a fresh session]\n");
@@ -175,7 +191,16 @@ where
             prompt => {
                 tokio::select! {
                     result = agent.start(prompt) => match result {
-                        Ok(_) => summary.turns += 1,
+                        Ok(outcome) => {
+                            summary.turns += 1;
+                            if let Some(why) = stopped_short(&outcome.stop) {
+                                summary.stopped_short += 1;
+                                say(&out, &format!(
+                                    "[the turn stopped short after {} model call(s): {why}]\n",
+                                    outcome.env.iteration
+                                ));
+                            }
+                        }
                         Err(error) => say(&out, &format!("[the turn failed: {error}]\n")),
                     },
                     () = cancel() => {
@@ -262,7 +287,7 @@ fn args() -> Result<Args, String> {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let args = args()?;
     let offline = ScriptedModel::from_fn(script).named("scripted");
     let model = match &args.model {
@@ -271,7 +296,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => common::model(offline),
     };
     if let Some(dir) = args.session.parent() {
-        std::fs::create_dir_all(dir)?;
+        common::fs::create_dir_all(dir)?;
     }
     println!(
         "brute chat on {} with {} (/reset, /quit; Ctrl-C cancels a turn)",
@@ -296,8 +321,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let summary = run(model, &args.session, &args.root, input, out, cancel).await?;
     println!(
-        "({} turns, {} cancelled, {} resets)",
-        summary.turns, summary.cancelled, summary.resets
+        "({} turns, {} stopped short, {} cancelled, {} resets)",
+        summary.turns, summary.stopped_short, summary.cancelled, summary.resets
     );
     Ok(())
 }

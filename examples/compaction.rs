@@ -40,7 +40,7 @@ pub(crate) fn script(env: &Env) -> Message {
 pub(crate) async fn run(model: AnyModel, dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let session = dir.join("session.jsonl");
     let archive_path = dir.join("archive.jsonl");
-    let archive = Arc::new(Mutex::new(std::fs::File::create(&archive_path)?));
+    let archive = Arc::new(Mutex::new(common::fs::create(&archive_path)?));
     let summariser = model.clone();
     let mut agent = brute_agent! {
         use SessionLog { path: &session };
@@ -76,8 +76,8 @@ pub(crate) async fn run(model: AnyModel, dir: &Path) -> Result<(), Box<dyn std::
         let outcome = agent.start(question).await?;
         println!("assistant: {}", outcome.text().unwrap_or_default());
     }
-    let kept = std::fs::read_to_string(&session)?.lines().count();
-    let archived = std::fs::read_to_string(&archive_path)?.lines().count();
+    let kept = common::fs::read(&session)?.lines().count();
+    let archived = common::fs::read(&archive_path)?.lines().count();
     println!("(the session keeps {kept} messages; the archive holds {archived} given up)");
     if archived == 0 {
         return Err(
@@ -88,8 +88,8 @@ pub(crate) async fn run(model: AnyModel, dir: &Path) -> Result<(), Box<dyn std::
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
-    let dir = tempfile::tempdir()?;
-    run(model, dir.path()).await
+    let dir = common::fs::tempdir()?;
+    Ok(run(model, dir.path()).await?)
 }

@@ -111,9 +111,9 @@ pub(crate) async fn run(model: AnyModel, root: &Path) -> Result<(), Box<dyn std:
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let model = common::model(ScriptedModel::from_fn(script).named("scripted"));
-    let root = tempfile::tempdir()?;
-    std::fs::write(root.path().join("a.txt"), "a\n")?;
-    run(model, root.path()).await
+    let root = common::fs::tempdir()?;
+    common::fs::write(root.path().join("a.txt"), "a\n")?;
+    Ok(run(model, root.path()).await?)
 }

@@ -2,13 +2,14 @@
 //!
 //! `cargo run --example mcp_tools`
 //!
-//! The server is `@modelcontextprotocol/server-everything` from npm, which `.ci/run`
-//! installs into `.ci/npm` (or run `npm install --prefix .ci/npm
-//! @modelcontextprotocol/server-everything`); it is started over stdio, in a process
+//! The server is `@modelcontextprotocol/server-everything` from npm, which
+//! `cargo xtask setup` (or `cargo xtask test`) installs into `.ci/npm`; it is started over stdio, in a process
 //! group of its own, and killed with its group when the agent is dropped. The model is
 //! scripted (no network, no API key): it reads the tools the pipeline advertised and
 //! chooses its calls among them: `echo` and `get-sum` from the server, and `read`,
 //! a built-in tool, next to them.
+
+mod common;
 
 use std::path::PathBuf;
 
@@ -55,12 +56,12 @@ fn script(env: &Env) -> Message {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let server = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join(".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if !server.is_file() {
         return Err(format!(
-            "{} is missing: run `npm install --prefix .ci/npm @modelcontextprotocol/server-everything`",
+            "{} is missing: run `cargo xtask setup`, which installs it",
             server.display()
         )
         .into());

@@ -13,6 +13,8 @@
 //! provider's default model (`brute::providers::from_env`). Text is streamed to the
 //! terminal as it arrives; the token usage of the turn is printed at the end.
 
+mod common;
+
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +26,7 @@ use brute::{
 };
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let spec = match args.iter().position(|a| a == "--model") {
         Some(at) if at + 1 < args.len() => {

@@ -9,6 +9,8 @@
 //! session is saved to `brute-quickstart/session.jsonl` in the system's temporary
 //! folder, so a second turn sees the first. To talk to a real model, see `examples/providers.rs`.
 
+mod common;
+
 use brute::compaction::DefaultCompactionPipeline;
 use brute::tools::{DefaultToolPipeline, Tools};
 use brute::{
@@ -71,10 +73,10 @@ fn script(env: &Env) -> Message {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let session = &std::env::temp_dir().join("brute-quickstart/session.jsonl");
     if session.exists() {
-        std::fs::remove_file(session)?; // start fresh on every run
+        common::fs::remove_file(session)?; // start fresh on every run
     }
     let model = ScriptedModel::from_fn(script).named("scripted");
 
@@ -118,7 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "\nThe session ({}) holds {} messages.",
         session.display(),
-        std::fs::read_to_string(session)?.lines().count()
+        common::fs::read(session)?.lines().count()
     );
     Ok(())
 }

@@ -11,11 +11,13 @@
 //! PostgreSQL. Run it while no agent runs turns on these sessions (a session in a
 //! turn is refused rather than copied half-way).
 
+mod common;
+
 use brute::Message;
 use brute::session::{JsonlStore, PostgresStore, SessionStore, SqliteStore, copy_sessions};
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Report> {
     let mut args = std::env::args().skip(1);
     let scratch = std::env::temp_dir().join(format!("brute-session-copy-{}", std::process::id()));
     let jsonl_dir = args

@@ -12,6 +12,8 @@
 //! Offline, a scripted model plays a model that forgets a field the first time, so the
 //! correction round is visible.
 
+mod common;
+
 use brute::structured::{OutputSchema, Structured, TypedAgent, schemars, serde};
 use brute::{
     Env, Message, Model, Role, brute_agent,
@@ -94,13 +96,13 @@ fn scripted() -> ScriptedModel {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), brute::Error> {
+async fn main() -> Result<(), common::Report> {
     if std::env::var("OPENAI_API_KEY").is_ok_and(|k| !k.is_empty()) {
-        run(OpenAi::new("gpt-4o-mini")).await
+        Ok(run(OpenAi::new("gpt-4o-mini")).await?)
     } else if std::env::var("ANTHROPIC_API_KEY").is_ok_and(|k| !k.is_empty()) {
-        run(Anthropic::new("claude-sonnet-4-5")).await
+        Ok(run(Anthropic::new("claude-sonnet-4-5")).await?)
     } else {
         println!("No OPENAI_API_KEY or ANTHROPIC_API_KEY: using a scripted model.");
-        run(scripted()).await
+        Ok(run(scripted()).await?)
     }
 }

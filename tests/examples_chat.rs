@@ -74,7 +74,10 @@ async fn piped_lines_are_answered_on_the_session_and_reset_starts_fresh() {
     )
     .await
     .unwrap();
-    assert_eq!((summary.turns, summary.cancelled), (3, 0));
+    assert_eq!(
+        (summary.turns, summary.cancelled, summary.stopped_short),
+        (3, 0, 0)
+    );
     let text = out.text();
     assert!(text.contains("You said \"hello\" (0 earlier"), "{text}");
     assert!(text.contains("[shell {\"command\":\"ls\"}]"), "{text}");
@@ -114,6 +117,43 @@ fn chunk(delta: &str) -> String {
 fn streamed(pieces: &[&str]) -> Reply {
     let body: String = pieces.iter().map(|p| chunk(p)).collect::<String>() + "data: [DONE]\n\n";
     Reply::stream_split(&body, 11)
+}
+
+#[tokio::test]
+async fn a_turn_stopped_by_the_pass_limit_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("only.txt"), "x\n").unwrap();
+    let out = Buffer::default();
+    // A model that never stops asking for a tool: the chat's `MaxIterations` ends it.
+    let model: AnyModel = ScriptedModel::from_fn(|_env| {
+        Message::tool_calls(
+            "",
+            vec![brute::ToolCall::new(
+                "",
+                "read",
+                serde_json::json!({"file_path": "only.txt"}),
+            )],
+        )
+    })
+    .into();
+    let summary = chat::run(
+        model,
+        &dir.path().join("chat.jsonl"),
+        dir.path(),
+        piped(&["read it forever", "hello"]),
+        Arc::new(Mutex::new(out.clone())),
+        std::future::pending,
+    )
+    .await
+    .unwrap();
+    assert_eq!((summary.turns, summary.stopped_short), (2, 2));
+    let text = out.text();
+    assert!(
+        text.contains(
+            "[the turn stopped short after 25 model call(s): MaxIterations reached its limit of 25]"
+        ),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! MCP client tools against a real third-party server, `@modelcontextprotocol/server-everything`
-//! (installed by `.ci/run`): listed, called through the agent's tool pipeline next to a
+//! (installed by `cargo xtask test`): listed, called through the agent's tool pipeline next to a
 //! static tool, over stdio and streamable HTTP; the stdio server's process group is
 //! killed when the tools are dropped.
 

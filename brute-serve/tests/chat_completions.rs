@@ -1,6 +1,6 @@
 //! The OpenAI-compatible endpoint, talked to by three clients: raw HTTP, brute's own
-//! `OpenAi` provider, and the official OpenAI Python client (installed by `.ci/run`
-//! into `.ci/venv`; the test fails when it is missing).
+//! `OpenAi` provider, and the official OpenAI Python client (installed by `cargo xtask
+//! test` into `.ci/venv`; the test fails when it is missing).
 
 #![allow(clippy::unwrap_used)]
 
@@ -168,7 +168,7 @@ async fn the_official_openai_python_client_gets_a_completion() {
     let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/venv/bin/python");
     assert!(
         python.exists(),
-        "{} is missing: `.ci/run` installs the OpenAI Python client there (python3 -m venv .ci/venv && .ci/venv/bin/pip install openai)",
+        "{} is missing: run `cargo xtask test`, which installs the OpenAI Python client there",
         python.display()
     );
     let (running, _store, _dir) = start().await;

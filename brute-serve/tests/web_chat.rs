@@ -1,6 +1,6 @@
 //! The web chat at `/`, driven in a real headless chromium through chromedriver: type
 //! a prompt, see the streamed reply, approve a tool call, see its result. Fails when
-//! chromium or chromedriver is missing (`.ci/run` installs them): it never skips.
+//! chromium or chromedriver is missing (`cargo xtask test` installs them): it never skips.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]

@@ -1,6 +1,7 @@
 //! A private PostgreSQL server for the tests of one binary, started once (by the
-//! repository's `.ci/postgres.sh`, which installs PostgreSQL if it is missing) and
-//! stopped when the binary exits, and fresh databases on it. Shared by the root
+//! repository's `.ci/postgres.sh start`) and stopped when the binary exits, and fresh
+//! databases on it. Nothing here installs PostgreSQL: `cargo xtask test` (the README's
+//! test command) does, before the tests run. Shared by the root
 //! package's tests (through `session_support`) and brute-serve's.
 //!
 //! Tests that use it FAIL when PostgreSQL cannot be started: they never skip.
@@ -94,7 +95,9 @@ pub fn postgres_database(name: &str) -> String {
         ])
         .args(["-c", &format!("CREATE DATABASE {db}")])
         .status()
-        .expect("psql runs (installed with PostgreSQL)");
+        .unwrap_or_else(|e| {
+            panic!("cannot run psql ({e}): run `cargo xtask test`, which installs PostgreSQL")
+        });
     assert!(status.success(), "cannot create database {db}");
     format!("{server} dbname={db}")
 }

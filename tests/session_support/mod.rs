@@ -1,6 +1,6 @@
 //! Test support for the session stores: the private PostgreSQL server of
-//! `postgres_support` (started once per test binary by `.ci/postgres.sh`, which installs
-//! PostgreSQL if it is missing, and stopped when the binary exits), fresh databases on
+//! `postgres_support` (started once per test binary by `.ci/postgres.sh`, and stopped
+//! when the binary exits; `cargo xtask test` installs PostgreSQL before the tests run), fresh databases on
 //! it, and stores of each kind.
 //!
 //! Tests that use it FAIL when PostgreSQL cannot be started: they never skip.

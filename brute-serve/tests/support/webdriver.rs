@@ -1,6 +1,6 @@
 //! A small W3C WebDriver client over HTTP (the commands the browser test needs), and
 //! chromedriver with headless Debian chromium, started on 127.0.0.1 for one test.
-//! The test FAILS when chromium or chromedriver is missing (`.ci/run` installs them).
+//! The test FAILS when chromium or chromedriver is missing (`cargo xtask test` installs them).
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -27,7 +27,7 @@ impl Driver {
                 .unwrap();
             assert!(
                 found.status.success(),
-                "`{binary}` is missing: the browser test needs Debian's chromium and chromium-driver (`.ci/run` installs them)"
+                "`{binary}` is missing: the browser test needs Debian's chromium and chromium-driver: run `cargo xtask test`, which installs them"
             );
         }
         let port = TcpListener::bind("127.0.0.1:0")

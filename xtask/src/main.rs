@@ -1,0 +1,345 @@
+//! The repository's own tasks, run as `cargo xtask TASK` (an alias in
+//! `.cargo/config.toml`):
+//!
+//! - `cargo xtask test [ARGS..]`: the README's test command. Installs what the test
+//!   suite needs, then runs `cargo test --workspace [ARGS..]` and prints how long it took.
+//! - `cargo xtask setup`: only the installation (then run single tests with `cargo test`).
+//!
+//! The installation is idempotent (each step checks first and does nothing when its
+//! tool is there) and puts what it can into folders of the repository, which git
+//! ignores: the OpenAI Python client into `.ci/venv`, the npm MCP test server into
+//! `.ci/npm`. What only Debian packages provide (PostgreSQL, Chromium and chromedriver,
+//! Node.js and npm, Python's venv module) it installs with `apt-get`, as root, only
+//! when missing. Tests never install anything: a test whose service is missing fails
+//! and names this command.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// The npm package of the MCP tests and of `examples/mcp_tools.rs`, pinned.
+const MCP_SERVER: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+/// Where that package's entry point lands, below the repository.
+const MCP_SERVER_ENTRY: &str =
+    ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+
+/// What the command line asked for.
+#[derive(Debug, PartialEq)]
+enum Task {
+    /// Install what the tests need.
+    Setup,
+    /// Install, then `cargo test --workspace` with these extra arguments.
+    Test(Vec<String>),
+    /// Print the usage.
+    Help,
+}
+
+/// Why a task failed.
+#[derive(Debug)]
+enum XtaskError {
+    /// The command line named no known task.
+    Usage(String),
+    /// A program could not be started at all.
+    Spawn { program: String, error: io::Error },
+    /// A program ran and failed.
+    Failed { command: String, status: String },
+    /// A Debian package is missing and only root may install it.
+    NotRoot { packages: Vec<&'static str> },
+    /// A step ran but what it should have installed is still not there.
+    StillMissing { what: String },
+}
+
+impl fmt::Display for XtaskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            XtaskError::Usage(arg) => write!(f, "unknown task `{arg}`\n\n{USAGE}"),
+            XtaskError::Spawn { program, error } => write!(f, "cannot run `{program}`: {error}"),
+            XtaskError::Failed { command, status } => write!(f, "`{command}` failed ({status})"),
+            XtaskError::NotRoot { packages } => write!(
+                f,
+                "Debian's {} missing and this is not root: run `cargo xtask setup` as root, \
+                 or `apt-get install {}` yourself",
+                packages.join(", "),
+                packages.join(" ")
+            ),
+            XtaskError::StillMissing { what } => {
+                write!(f, "{what} is still missing after installing it")
+            }
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask test [ARGS..]   install what the tests need, then `cargo test --workspace ARGS..`
+       cargo xtask setup            only install what the tests need";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = parse(&args).and_then(|task| match task {
+        Task::Help => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Task::Setup => setup().map(|()| ExitCode::SUCCESS),
+        Task::Test(extra) => {
+            setup()?;
+            test(&extra)
+        }
+    });
+    result.unwrap_or_else(|error| {
+        eprintln!("xtask: {error}");
+        ExitCode::FAILURE
+    })
+}
+
+/// The task of a command line (the arguments after `cargo xtask`).
+fn parse(args: &[String]) -> Result<Task, XtaskError> {
+    match args.split_first() {
+        None => Ok(Task::Help),
+        Some((task, rest)) => match task.as_str() {
+            "test" => Ok(Task::Test(rest.to_vec())),
+            "setup" if rest.is_empty() => Ok(Task::Setup),
+            "help" | "--help" | "-h" => Ok(Task::Help),
+            _ => Err(XtaskError::Usage(args.join(" "))),
+        },
+    }
+}
+
+/// The repository's root folder (this crate sits in `xtask/` below it).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ has a parent folder")
+        .to_path_buf()
+}
+
+/// Installs, where missing, everything the test suite needs.
+fn setup() -> Result<(), XtaskError> {
+    let root = root();
+    let mut apt = Apt::default();
+
+    step(
+        "PostgreSQL for the session-store tests (Debian's postgresql; the tests start private servers on 127.0.0.1)",
+    );
+    run(Command::new("bash")
+        .arg(root.join(".ci/postgres.sh"))
+        .arg("install"))?;
+
+    step("the OpenAI Python client of brute-serve's tests, into .ci/venv");
+    let venv = root.join(".ci/venv");
+    let python = venv.join("bin/python");
+    if !succeeds(Command::new(&python).args(["-c", "import openai"])) {
+        remove(&venv)?;
+        if on_path("python3").is_none() {
+            apt.install(&["python3", "python3-venv"])?;
+        }
+        if !succeeds(Command::new("python3").arg("-m").arg("venv").arg(&venv)) {
+            // Debian's python3 lacks ensurepip until python3-venv is installed.
+            remove(&venv)?;
+            apt.install(&["python3-venv"])?;
+            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+        }
+        run(Command::new(venv.join("bin/pip")).args(["install", "-q", "openai"]))?;
+    }
+    run(Command::new(&python).args(["-c", "import openai; print('openai', openai.__version__)"]))?;
+
+    step(
+        "Chromium and chromedriver for brute-serve's web chat test (Debian's chromium, chromium-driver)",
+    );
+    if on_path("chromium").is_none() || on_path("chromedriver").is_none() {
+        apt.install(&["chromium", "chromium-driver"])?;
+    }
+    run(Command::new("chromium").arg("--version"))?;
+    run(Command::new("chromedriver").arg("--version"))?;
+
+    step(
+        "the MCP test server (npm, into .ci/npm; the brute-mcp tests and examples/mcp_tools start it over stdio)",
+    );
+    if on_path("npm").is_none() || on_path("node").is_none() {
+        apt.install_without_recommends(&["nodejs", "npm"])?;
+    }
+    if !root.join(MCP_SERVER_ENTRY).is_file() {
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(root.join(".ci/npm"))
+            .arg(MCP_SERVER))?;
+    }
+    if !root.join(MCP_SERVER_ENTRY).is_file() {
+        return Err(XtaskError::StillMissing {
+            what: MCP_SERVER_ENTRY.to_string(),
+        });
+    }
+    println!("{MCP_SERVER}");
+    Ok(())
+}
+
+/// `cargo test --workspace` with `extra`, timed; its exit status is the task's.
+fn test(extra: &[String]) -> Result<ExitCode, XtaskError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    step(&format!("cargo test --workspace {}", extra.join(" ")));
+    let started = Instant::now();
+    let status = Command::new(&cargo)
+        .current_dir(root())
+        .args(["test", "--workspace"])
+        .args(extra)
+        .status()
+        .map_err(|error| XtaskError::Spawn {
+            program: "cargo".to_string(),
+            error,
+        })?;
+    let took = started.elapsed().as_secs();
+    println!(
+        "\ncargo test --workspace: {} after {}m {:02}s",
+        if status.success() { "passed" } else { "FAILED" },
+        took / 60,
+        took % 60
+    );
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Debian's package manager, updated at most once per run.
+#[derive(Default)]
+struct Apt {
+    updated: bool,
+}
+
+impl Apt {
+    fn install(&mut self, packages: &[&'static str]) -> Result<(), XtaskError> {
+        self.run_install(packages, false)
+    }
+
+    fn install_without_recommends(&mut self, packages: &[&'static str]) -> Result<(), XtaskError> {
+        self.run_install(packages, true)
+    }
+
+    fn run_install(&mut self, packages: &[&'static str], lean: bool) -> Result<(), XtaskError> {
+        if !is_root() {
+            return Err(XtaskError::NotRoot {
+                packages: packages.to_vec(),
+            });
+        }
+        if !self.updated {
+            run(Command::new("apt-get")
+                .args(["update", "-qq"])
+                .env("DEBIAN_FRONTEND", "noninteractive"))?;
+            self.updated = true;
+        }
+        let mut install = Command::new("apt-get");
+        install
+            .args(["install", "-y", "-qq"])
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        if lean {
+            install.arg("--no-install-recommends");
+        }
+        run(install.args(packages))
+    }
+}
+
+/// Whether this process runs as root (`id -u` prints 0).
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| out.stdout.trim_ascii() == b"0")
+}
+
+/// The executable `name` on `PATH`, if there is one.
+fn on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            file.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Runs `command`, its output going to ours; fails unless it exits with 0.
+fn run(command: &mut Command) -> Result<(), XtaskError> {
+    let shown = show(command);
+    let status = command.status().map_err(|error| XtaskError::Spawn {
+        program: command.get_program().to_string_lossy().into_owned(),
+        error,
+    })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(XtaskError::Failed {
+            command: shown,
+            status: status.to_string(),
+        })
+    }
+}
+
+/// Whether `command` runs and exits with 0 (its output discarded).
+fn succeeds(command: &mut Command) -> bool {
+    command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Removes the folder `dir` if it is there.
+fn remove(dir: &Path) -> Result<(), XtaskError> {
+    match std::fs::remove_dir_all(dir) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(XtaskError::Spawn {
+            program: format!("rm -rf {}", dir.display()),
+            error,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `command` as a shell line, for messages.
+fn show(command: &Command) -> String {
+    std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn step(what: &str) {
+    println!("\n==> {what}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn test_passes_its_arguments_on_to_cargo_test() {
+        assert_eq!(parse(&args("test")).ok(), Some(Task::Test(vec![])));
+        assert_eq!(
+            parse(&args("test -- --nocapture")).ok(),
+            Some(Task::Test(args("-- --nocapture")))
+        );
+        assert_eq!(parse(&args("setup")).ok(), Some(Task::Setup));
+        assert_eq!(parse(&[]).ok(), Some(Task::Help));
+    }
+
+    #[test]
+    fn an_unknown_task_is_an_error_that_shows_the_usage() {
+        let error = parse(&args("tset")).expect_err("not a task");
+        assert!(error.to_string().contains("unknown task `tset`"), "{error}");
+        assert!(error.to_string().contains("cargo xtask test"), "{error}");
+        assert!(parse(&args("setup now")).is_err());
+    }
+
+    #[test]
+    fn the_mcp_server_entry_is_inside_the_repository() {
+        assert!(MCP_SERVER_ENTRY.starts_with(".ci/npm/"));
+        assert!(root().join("Cargo.toml").is_file());
+    }
+}
