@@ -6,6 +6,7 @@
 
 mod agent;
 mod derive;
+mod errors;
 mod tool;
 
 use proc_macro::TokenStream;

@@ -32,7 +32,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Path, PathArguments};
 
-use super::Flavor;
+use super::parse::Flavor;
 use super::parse::Parsed;
 use super::validate::Stack;
 

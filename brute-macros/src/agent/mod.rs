@@ -6,23 +6,7 @@ mod validate;
 
 use proc_macro2::TokenStream;
 
-/// What the block expands to.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flavor {
-    /// `brute_agent!`: an `Agent` over the turn env, with a model as terminal.
-    Agent,
-    /// `brute::pipeline!`: the bare stack, with any handler as terminal.
-    Pipeline,
-}
-
-impl Flavor {
-    fn macro_name(self) -> &'static str {
-        match self {
-            Flavor::Agent => "brute_agent!",
-            Flavor::Pipeline => "pipeline!",
-        }
-    }
-}
+pub(crate) use parse::Flavor;
 
 pub(crate) fn expand(input: TokenStream, flavor: Flavor) -> TokenStream {
     let input_copy = input.clone();

@@ -17,8 +17,6 @@ use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, Generics, Ident, Path, Token, Visibility, braced, token};
 
-use super::Flavor;
-
 syn::custom_keyword!(run);
 
 /// A parsed block, before its syntax rules are checked.
@@ -232,4 +230,22 @@ fn parse_run(input: ParseStream<'_>) -> syn::Result<RunLine> {
         span: kw.span,
         tokens,
     })
+}
+
+/// What the block expands to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `brute_agent!`: an `Agent` over the turn env, with a model as terminal.
+    Agent,
+    /// `brute::pipeline!`: the bare stack, with any handler as terminal.
+    Pipeline,
+}
+
+impl Flavor {
+    pub(crate) fn macro_name(self) -> &'static str {
+        match self {
+            Flavor::Agent => "brute_agent!",
+            Flavor::Pipeline => "pipeline!",
+        }
+    }
 }

@@ -5,7 +5,7 @@
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
-use super::Flavor;
+use super::parse::Flavor;
 use super::parse::{Line, Parsed, RunLine, TypeHeader, UseLine};
 
 /// A block whose syntax rules hold.

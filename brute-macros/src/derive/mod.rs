@@ -13,6 +13,8 @@ mod validate;
 
 use proc_macro2::TokenStream;
 
+use crate::errors::Errors;
+
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let ast = match syn::parse2::<syn::DeriveInput>(input) {
         Ok(ast) => ast,
@@ -21,7 +23,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let input = parse::parse(&ast, &mut errors);
     let model = validate::validate(&input, &mut errors);
-    match errors.0 {
+    match errors.into_error() {
         None => expand::expand(&model),
         Some(err) => {
             let mut tokens = err.to_compile_error();
@@ -30,22 +32,5 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             }
             tokens
         }
-    }
-}
-
-/// The errors found so far, combined into one `syn::Error`.
-#[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, err: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(err),
-            None => self.0 = Some(err),
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_none()
     }
 }

@@ -11,7 +11,7 @@ use syn::{
     punctuated::Punctuated,
 };
 
-use super::Errors;
+use crate::errors::Errors;
 
 const STRUCT_KEYS: &str =
     "`provides`, `inside`, `outside`, `requires_inner`, `forbids_inner`, `unique`, `name`, `crate`";

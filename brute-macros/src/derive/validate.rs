@@ -8,8 +8,8 @@ use quote::{ToTokens, quote};
 use syn::{Attribute, Expr, GenericArgument, GenericParam, Ident, Path, PathArguments, Type};
 use syn::{ReturnType, TypeParamBound};
 
-use super::Errors;
 use super::parse::{Input, RawField, RuleAttr};
+use crate::errors::Errors;
 
 /// What the derive knows about one middleware struct.
 pub(crate) struct Model<'a> {

@@ -42,34 +42,19 @@ mod validate;
 
 use proc_macro2::TokenStream;
 
+use crate::errors::Errors;
+
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let options = parse::options(args, &mut errors);
     let target = parse::target(input);
     let tool = validate::validate(&options, &target, &mut errors);
-    match (errors.0, tool) {
+    match (errors.into_error(), tool) {
         (None, Some(tool)) => expand::expand(&tool),
         (err, _) => {
             let mut tokens = err.map(|e| e.to_compile_error()).unwrap_or_default();
             tokens.extend(expand::fallback(&options, &target));
             tokens
         }
-    }
-}
-
-/// The errors found so far, combined into one `syn::Error`.
-#[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, err: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(err),
-            None => self.0 = Some(err),
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_none()
     }
 }

@@ -10,7 +10,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Expr, Item, ItemFn, ItemImpl, LitStr, Path, Token};
 
-use super::Errors;
+use crate::errors::Errors;
 
 const KEYS: &str = "`name`, `description`, `schema`, `crate`";
 

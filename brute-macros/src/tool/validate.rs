@@ -21,8 +21,8 @@ use syn::{
     LitStr, Meta, Pat, PathArguments, ReceiverKind, ReturnType, Signature, Type, parse_quote,
 };
 
-use super::Errors;
 use super::parse::{Options, Target};
+use crate::errors::Errors;
 
 /// A tool, checked: everything [`expand`](super::expand) needs.
 pub(crate) struct Tool<'a> {
