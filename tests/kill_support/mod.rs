@@ -72,3 +72,25 @@ pub fn kill_after_acks(
     }
     acked
 }
+
+/// Spawns `command` and waits until it prints the line `signal` (a point it has
+/// reached, such as "holding the lease"); the child is killed when dropped.
+pub fn spawn_until(command: &mut Command, signal: &str) -> KillOnDrop {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .spawn()
+        .map(KillOnDrop)
+        .unwrap();
+    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the child exited before printing {signal:?}"
+        );
+        if line.trim_end() == signal {
+            return child;
+        }
+    }
+}

@@ -119,6 +119,7 @@ pub(crate) struct Sql {
     /// Gives the lease of `$1` held by `$2` back.
     pub(crate) release: String,
     /// A row when someone holds a lease of `$1` that has not expired.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) held: String,
     /// The three statements that delete session `$1`.
     pub(crate) delete: [String; 3],

@@ -24,6 +24,8 @@
 mod copy;
 mod error;
 mod file;
+#[cfg(feature = "sqlite")]
+mod holder;
 mod jsonl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod lease;

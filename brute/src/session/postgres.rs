@@ -41,6 +41,13 @@ const DIALECT: Dialect = Dialect {
 /// the same statement, so a worker whose lease expired and was taken writes nothing
 /// more ([`SessionError::LeaseLost`], which says what the turn had stored).
 ///
+/// **After a worker crashes** (SIGKILL, power loss, a lost machine) its sessions stay
+/// leased until their lease expires: up to `lease_ttl` (60 s by default) after its
+/// last write, during which a turn on them fails with [`SessionError::Leased`]. The
+/// server cannot tell a dead worker from a slow one, so unlike `SqliteStore` on one
+/// machine nothing frees them sooner; pick a shorter `lease_ttl` for a faster
+/// takeover, longer than your slowest model call.
+///
 /// Appends are transactions (one statement), and the appends of concurrent turns are
 /// committed together: a writer task takes every append waiting and stores them in one
 /// statement, one commit (group commit); each is durable before its future is done.

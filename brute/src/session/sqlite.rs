@@ -11,8 +11,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
 use super::error::SessionError;
+use super::holder::Holder;
 use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
-use super::rows::{bodies, new_owner, parse};
+use super::rows::{bodies, parse};
 use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
 
@@ -37,8 +38,14 @@ const MAX_BATCH: usize = 1024;
 /// each is durable before its future is done. Nothing runs on the async runtime.
 ///
 /// The lease is a row (`brute_leases`) with an owner and an expiry (`lease_ttl`,
-/// renewed by every write), so a crashed process's lease frees itself; a write whose
-/// lease expired and was taken fails with [`SessionError::LeaseLost`].
+/// renewed by every write); a write whose lease expired and was taken fails with
+/// [`SessionError::LeaseLost`]. A process killed mid-turn frees its sessions at once
+/// on the same machine (Linux): each store holds an OS lock on a file of its own in
+/// `<db>-owners/` beside the database, and a lease whose owner's lock is free (the
+/// process is gone) is taken over as an expired one is (fenced, its dangling calls
+/// repaired). A lease of a live process is refused; one of another machine (a shared
+/// volume) or of a system without a boot id waits for its expiry. Do not remove that
+/// folder while processes use the database.
 ///
 /// ```
 /// use brute::session::{SessionStore, SqliteStore};
@@ -62,8 +69,17 @@ pub struct SqliteStore {
     path: PathBuf,
     /// The protocol's statements in SQLite's dialect.
     sql: Arc<Sql>,
+    /// This store's lock beside the database, whose lease owners it makes; the writer
+    /// thread keeps it until its last job is done.
+    holder: Arc<Holder>,
     ttl: Duration,
 }
+
+/// The owner of the lease of `?1` that has not expired.
+const LIVE_OWNER: &str = "SELECT owner FROM brute_leases WHERE session = ?1 AND expires >= CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
+/// Takes the lease of `?1` from the gone owner `?4` for owner `?2` for `?3` ms.
+const TAKE_OVER: &str = "UPDATE brute_leases SET owner = ?2, expires = (CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + ?3) WHERE session = ?1 AND owner = ?4";
 
 /// SQLite's dialect: `expires` is milliseconds since the epoch, by SQLite's clock.
 const DIALECT: Dialect = Dialect {
@@ -102,21 +118,28 @@ impl SqliteStore {
              ) WITHOUT ROWID;",
         )
         .map_err(sql.fail(Step::Setup, &where_))?;
+        let holder = Arc::new(Holder::new(&path));
+        let kept = holder.clone();
         let (queue, jobs) = mpsc::channel();
         thread::Builder::new()
             .name("brute-sqlite-writer".into())
-            .spawn(move || work(&conn, &jobs))
+            .spawn(move || {
+                work(&conn, &jobs);
+                drop(kept);
+            })
             .map_err(sql.fail(Step::Setup, "the writer thread"))?;
         Ok(SqliteStore {
             queue,
             path,
             sql: Arc::new(sql),
+            holder,
             ttl: Duration::from_secs(60),
         })
     }
 
     /// How long a lease lasts without a write (60 s by default): a process killed
-    /// mid-turn holds its sessions this long; a turn that writes nothing for longer
+    /// mid-turn on another machine (or where its lock cannot tell) holds its sessions
+    /// this long; a turn that writes nothing for longer
     /// (a very slow model call) loses its session to the next worker that asks.
     ///
     /// It is a property of this value: clones made before keep their own, clones made
@@ -278,6 +301,38 @@ fn insert(
     Ok(())
 }
 
+/// The owner of the lease of `session` that has not expired, if any.
+fn live_owner(conn: &Connection, session: &str) -> Result<Option<String>, rusqlite::Error> {
+    conn.prepare_cached(LIVE_OWNER)?
+        .query_row([session], |row| row.get(0))
+        .optional()
+}
+
+/// Takes the lease of `session` for `owner` if its holder is provably gone from this
+/// machine: whether it was taken.
+fn take_over(
+    conn: &Connection,
+    holder: &Holder,
+    session: &str,
+    owner: &str,
+    ttl: i64,
+) -> Result<bool, rusqlite::Error> {
+    let Some(held_by) = live_owner(conn, session)? else {
+        return Ok(false);
+    };
+    if !holder.gone(&held_by) {
+        return Ok(false);
+    }
+    let taken = execute(conn, TAKE_OVER, params![session, owner, ttl, held_by])? == 1;
+    if taken {
+        tracing::info!(
+            session,
+            "took over the SQLite lease of a process that is gone"
+        );
+    }
+    Ok(taken)
+}
+
 /// Gives `lease` back.
 fn release(conn: &Connection, sql: &Sql, lease: &DbLease) -> Result<(), SessionError> {
     execute(conn, &sql.release, params![lease.session, lease.owner])
@@ -291,10 +346,16 @@ impl SessionStore for SqliteStore {
     async fn open(&self, id: &str) -> Result<(DbLease, Vec<Message>), SessionError> {
         let session = id.to_string();
         let ttl = ttl_ms(self.ttl);
+        let holder = self.holder.clone();
         self.run(id, move |conn, sql| {
-            let owner = new_owner();
-            let taken = execute(conn, &sql.take, params![session, owner, ttl])
+            let owner = holder.owner();
+            let mut taken = execute(conn, &sql.take, params![session, owner, ttl])
                 .map_err(sql.fail(Step::Take, &session))?;
+            if taken == 0 {
+                taken = take_over(conn, &holder, &session, &owner, ttl)
+                    .map_err(sql.fail(Step::Take, &session))?
+                    .into();
+            }
             sql.taken(taken, &session)?;
             if let Some(create) = &sql.create {
                 execute(conn, create, [&session]).map_err(sql.fail(Step::Take, &session))?;
@@ -394,13 +455,11 @@ impl SessionStore for SqliteStore {
 
     async fn delete(&self, id: &str) -> Result<(), SessionError> {
         let session = id.to_string();
+        let holder = self.holder.clone();
         self.run(id, move |conn, sql| {
             let fail = || sql.fail(Step::Delete, &session);
-            let held: Option<i64> = conn
-                .query_row(&sql.held, [&session], |row| row.get(0))
-                .optional()
-                .map_err(fail())?;
-            if held.is_some() {
+            let held = live_owner(conn, &session).map_err(fail())?;
+            if held.is_some_and(|owner| !holder.gone(&owner)) {
                 return Err(SessionError::Leased { session });
             }
             for statement in &sql.delete {
