@@ -179,3 +179,36 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Ap
     }
     serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("request body: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_failure_shows_neither_its_path_nor_its_message() {
+        let error = SessionError::Io {
+            path: "/srv/brute/sessions/s.jsonl".into(),
+            action: "look at the session path",
+            source: std::io::Error::other("File name too long"),
+        };
+        let answer = ApiError::store("s", &error);
+        assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!answer.message.contains("/srv/brute"), "{}", answer.message);
+        assert!(!answer.message.contains("too long"), "{}", answer.message);
+    }
+
+    #[test]
+    fn an_id_the_store_refuses_is_a_400_with_the_rule() {
+        let error = SessionError::BadId {
+            id: "x".into(),
+            reason: "it is empty",
+        };
+        let answer = ApiError::store("x", &error);
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+        assert!(
+            answer.message.contains("1 to 128 bytes"),
+            "{}",
+            answer.message
+        );
+    }
+}
