@@ -1,4 +1,4 @@
-//! Errors that axum answers before a handler runs (no route, wrong method, a body
+//! Errors that axum answers before a handler runs (no route, a wrong method, a body
 //! over the limit, a path or query it cannot read), turned into the JSON error shape
 //! of [`ApiError`], and the content-type check of JSON request bodies.
 
@@ -9,11 +9,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-
-/// The answer to a route the server does not have.
-pub(crate) async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::not_found(format!("no route `{method} {}`", uri.path()))
-}
 
 /// Gives an error response that is not JSON (axum's own: 405 with no body, 413 in
 /// plain text, ..) the JSON body of [`ApiError`], and answers 415 to a request whose

@@ -149,7 +149,6 @@ impl Server {
             .route("/readyz", get(health::ready));
         let router = api
             .merge(open)
-            .fallback(fallback::not_found)
             .layer(axum::middleware::from_fn(fallback::json_errors))
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(shared);

@@ -72,7 +72,9 @@ mod tests {
 
     #[test]
     fn a_long_id_is_cut_in_messages() {
-        let message = check(&"x".repeat(300)).unwrap_err().message;
+        let message = check(&"x".repeat(300))
+            .expect_err("300 bytes is too long")
+            .message;
         assert!(message.len() < 300, "{message}");
         assert!(message.contains("1 to 128 bytes"), "{message}");
     }
