@@ -1,7 +1,6 @@
 //! The rule for session ids in a URL: checked before any store sees the id, so a bad
-//! one is a 400 that states the rule rather than a store's failure.
-
-use crate::error::ApiError;
+//! one is a 400 that states the rule rather than a store's failure. (It imports
+//! nothing of the crate: `error` uses it to show ids.)
 
 /// The longest session id, in bytes (a file name of a directory store must fit).
 pub(crate) const MAX_LEN: usize = 128;
@@ -9,8 +8,8 @@ pub(crate) const MAX_LEN: usize = 128;
 /// The rule, as the error of a bad id states it.
 pub(crate) const RULE: &str = "a session id is 1 to 128 bytes, does not start with `.`, and has no `/`, `\\` or control character";
 
-/// 400 unless `id` follows [`RULE`].
-pub(crate) fn check(id: &str) -> Result<(), ApiError> {
+/// Why `id` breaks [`RULE`], the rule included: the message of the handlers' 400.
+pub(crate) fn check(id: &str) -> Result<(), String> {
     let reason = if id.is_empty() {
         "it is empty"
     } else if id.len() > MAX_LEN {
@@ -24,10 +23,7 @@ pub(crate) fn check(id: &str) -> Result<(), ApiError> {
     } else {
         return Ok(());
     };
-    Err(ApiError::invalid(format!(
-        "session id `{}`: {reason}; {RULE}",
-        shown(id)
-    )))
+    Err(format!("session id `{}`: {reason}; {RULE}", shown(id)))
 }
 
 /// `id` as an error message shows it: control characters escaped, cut after 40
@@ -72,9 +68,7 @@ mod tests {
 
     #[test]
     fn a_long_id_is_cut_in_messages() {
-        let message = check(&"x".repeat(300))
-            .expect_err("300 bytes is too long")
-            .message;
+        let message = check(&"x".repeat(300)).expect_err("300 bytes is too long");
         assert!(message.len() < 300, "{message}");
         assert!(message.contains("1 to 128 bytes"), "{message}");
     }
