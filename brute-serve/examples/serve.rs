@@ -3,11 +3,11 @@
 //!
 //! ```text
 //! cargo run -p brute-serve --example serve            # listens on 127.0.0.1:8080
-//! curl -N -H 'Authorization: Bearer dev-token' -d '{"input":"hello"}' \
+//! curl -N -H 'Authorization: Bearer dev-token' -H 'content-type: application/json' -d '{"input":"hello"}' \
 //!      http://127.0.0.1:8080/v1/sessions/demo/turns
-//! curl -N -H 'Authorization: Bearer dev-token' -d '{"input":"please launch"}' \
+//! curl -N -H 'Authorization: Bearer dev-token' -H 'content-type: application/json' -d '{"input":"please launch"}' \
 //!      http://127.0.0.1:8080/v1/sessions/demo/turns      # pauses: approval_required
-//! curl -N -H 'Authorization: Bearer dev-token' -d '{"decision":"approve"}' \
+//! curl -N -H 'Authorization: Bearer dev-token' -H 'content-type: application/json' -d '{"decision":"approve"}' \
 //!      http://127.0.0.1:8080/v1/sessions/demo/approvals/CALL_ID
 //! ```
 //!

@@ -30,6 +30,7 @@ pub(crate) async fn post(
     Query(which): Query<Which>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    crate::session_id::check(&id).map_err(ApiError::invalid)?;
     let verdict: Verdict = parse(&body)?;
     let name = which.agent.as_deref().filter(|name| !name.is_empty());
     let agent = shared.agent(name)?.clone();

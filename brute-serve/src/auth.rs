@@ -25,7 +25,7 @@ impl Auth {
             Auth::Disabled => return true,
             Auth::Bearer(tokens) => tokens,
         };
-        let Some(given) = header.and_then(|h| h.strip_prefix(b"Bearer ")) else {
+        let Some(given) = header.and_then(bearer) else {
             return false;
         };
         // Compares every token in full, so the time taken says nothing of a prefix.
@@ -33,6 +33,17 @@ impl Auth {
             .iter()
             .fold(false, |ok, token| ok | same(token.as_bytes(), given))
     }
+}
+
+/// The credentials of an `Authorization: Bearer <token>` header: the scheme in any
+/// case (RFC 9110, 11.1), then one or more spaces.
+fn bearer(header: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = header.split_at_checked(6)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer") || rest.first() != Some(&b' ') {
+        return None;
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    Some(&rest[start..])
 }
 
 /// Constant-time equality for equal lengths.
@@ -70,7 +81,12 @@ mod tests {
         assert!(auth.allows(Some(b"Bearer other")));
         assert!(!auth.allows(Some(b"Bearer s3cre")));
         assert!(!auth.allows(Some(b"Bearer s3cret2")));
-        assert!(!auth.allows(Some(b"bearer s3cret")));
+        assert!(auth.allows(Some(b"bearer s3cret")));
+        assert!(auth.allows(Some(b"BEARER s3cret")));
+        assert!(auth.allows(Some(b"Bearer  s3cret")));
+        assert!(!auth.allows(Some(b"Bearers3cret")));
+        assert!(!auth.allows(Some(b"Bearer ")));
+        assert!(!auth.allows(Some(b"Basic s3cret")));
         assert!(!auth.allows(Some(b"s3cret")));
         assert!(!auth.allows(None));
         assert!(Auth::Disabled.allows(None));

@@ -30,7 +30,10 @@ pub enum ServeError {
 }
 
 /// One failed request: its status and a JSON body in the OpenAI error shape,
-/// `{"error": {"type": .., "message": ..}}`, so OpenAI clients show the message.
+/// `{"error": {"message": .., "type": .., "param": null, "code": ..}}` (`type` and
+/// `code` both the [`kind`](ApiError::kind)), so OpenAI clients show the message.
+/// Every error status of the server has this body, unknown routes (404), wrong
+/// methods (405), bodies over the limit (413) and wrong content types (415) included.
 #[derive(Debug, thiserror::Error)]
 #[error("{status}: {kind}: {message}")]
 pub struct ApiError {
@@ -84,15 +87,30 @@ impl ApiError {
     }
 
     /// The answer to a failed store operation on session `id`: 409 when a turn holds
-    /// it, 500 otherwise.
+    /// it, 400 for an id the store cannot use, 500 otherwise. The store's own message
+    /// (a path on disk, a database error) goes to the log, never to the client.
     pub fn store(id: &str, error: &SessionError) -> Self {
         if is_busy(error) {
             return ApiError::busy(id);
         }
+        if let SessionError::BadId { reason, .. } = error {
+            return ApiError::invalid(format!(
+                "session id `{}`: {reason}; {}",
+                crate::session_id::shown(id),
+                crate::session_id::RULE
+            ));
+        }
+        tracing::error!(
+            session = id,
+            "brute-serve: the session store failed: {error}"
+        );
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "store",
-            format!("session `{id}`: {error}"),
+            format!(
+                "session `{}`: the session store failed (the server's log has the details)",
+                crate::session_id::shown(id)
+            ),
         )
     }
 
@@ -131,17 +149,21 @@ struct Body<'a> {
 
 #[derive(Serialize)]
 struct Inner<'a> {
+    message: &'a str,
     #[serde(rename = "type")]
     kind: &'a str,
-    message: &'a str,
+    param: Option<&'a str>,
+    code: &'a str,
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Body {
             error: Inner {
-                kind: self.kind,
                 message: &self.message,
+                kind: self.kind,
+                param: None,
+                code: self.kind,
             },
         };
         (self.status, Json(body)).into_response()
@@ -149,6 +171,44 @@ impl IntoResponse for ApiError {
 }
 
 /// Parses a JSON request body, naming the line, column and field of a mistake.
+/// Anything but a JSON object (an array, which serde would read as a struct's fields
+/// in order, a string, nothing) is a 400.
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::invalid("request body: expected a JSON object"));
+    }
     serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("request body: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_failure_shows_neither_its_path_nor_its_message() {
+        let error = SessionError::Io {
+            path: "/srv/brute/sessions/s.jsonl".into(),
+            action: "look at the session path",
+            source: std::io::Error::other("File name too long"),
+        };
+        let answer = ApiError::store("s", &error);
+        assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!answer.message.contains("/srv/brute"), "{}", answer.message);
+        assert!(!answer.message.contains("too long"), "{}", answer.message);
+    }
+
+    #[test]
+    fn an_id_the_store_refuses_is_a_400_with_the_rule() {
+        let error = SessionError::BadId {
+            id: "x".into(),
+            reason: "it is empty",
+        };
+        let answer = ApiError::store("x", &error);
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+        assert!(
+            answer.message.contains("1 to 128 bytes"),
+            "{}",
+            answer.message
+        );
+    }
 }

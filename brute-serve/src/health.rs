@@ -22,11 +22,15 @@ pub(crate) async fn ready(State(shared): State<Arc<Shared>>) -> Result<Json<Valu
     let probe = shared.sessions.load("brute-serve-readiness-probe");
     match tokio::time::timeout(std::time::Duration::from_secs(5), probe).await {
         Ok(Ok(_)) => Ok(Json(json!({ "status": "ready" }))),
-        Ok(Err(e)) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not_ready",
-            format!("the session store fails: {e}"),
-        )),
+        Ok(Err(e)) => {
+            // The store's message (a path, a database's) goes to the log only.
+            tracing::warn!("brute-serve: not ready: the session store fails: {e}");
+            Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not_ready",
+                "the session store fails (the server's log has the details)",
+            ))
+        }
         Err(_) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "not_ready",
@@ -37,13 +41,5 @@ pub(crate) async fn ready(State(shared): State<Arc<Shared>>) -> Result<Json<Valu
 
 /// `GET /v1/agents`: the agents this server hosts, the default first.
 pub(crate) async fn agents(State(shared): State<Arc<Shared>>) -> Json<Value> {
-    let mut names = vec![shared.default_agent.clone()];
-    names.extend(
-        shared
-            .agents
-            .keys()
-            .filter(|n| **n != shared.default_agent)
-            .cloned(),
-    );
-    Json(json!({ "agents": names }))
+    Json(json!({ "agents": shared.names() }))
 }

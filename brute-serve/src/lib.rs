@@ -13,6 +13,7 @@
 //! | `DELETE /v1/sessions/{id}` | deletes it (`204`; `409` while a turn runs) |
 //! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
 //! | `GET /v1/agents` | the agents, the default first |
+//! | `GET /v1/models`, `GET /v1/models/{id}` | the agents in OpenAI's model-list shape (`{"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}]}`), each `id` a `model` of chat completions; 404 for an unknown id |
 //! | `GET /healthz`, `GET /readyz` | the process answers; the store answers |
 //! | `GET /` | a web chat |
 //!
@@ -21,6 +22,12 @@
 //! ([`body_limit`](Server::body_limit), `413` past it), requests are timed out
 //! ([`timeout`](Server::timeout)), and [`serve`](Server::serve) shuts down gracefully:
 //! it stops accepting, lets running turns finish, then returns.
+//!
+//! Every error status has a JSON body in the OpenAI shape, `{"error": {"message",
+//! "type", "param", "code"}}` ([`ApiError`]), unknown routes (404), wrong methods (405),
+//! bodies over the limit (413) and non-JSON `content-type`s (415) included; a session
+//! id must be 1 to 128 bytes, not start with `.` and hold no `/`, `\` or control
+//! character (400 otherwise).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -42,7 +49,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Then `curl -N -H "Authorization: Bearer $BRUTE_TOKEN" -d '{"input":"hi"}'
+//! Then `curl -N -H "Authorization: Bearer $BRUTE_TOKEN" -H 'content-type: application/json' -d '{"input":"hi"}'
 //! http://127.0.0.1:8080/v1/sessions/alice/turns` shows the turn as it runs.
 
 mod approvals;
@@ -50,12 +57,15 @@ mod auth;
 mod chat;
 mod chat_wire;
 mod error;
+mod fallback;
 mod health;
 mod ids;
 mod live;
+mod models;
 mod remote;
 mod runner;
 mod server;
+mod session_id;
 mod sessions;
 mod sessions_api;
 mod sse;

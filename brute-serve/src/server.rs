@@ -17,7 +17,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::error::ServeError;
 use crate::state::Shared;
-use crate::{approvals, auth, chat, health, live, sessions_api, turns, web};
+use crate::{approvals, auth, chat, fallback, health, live, models, sessions_api, turns, web};
 
 /// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
 ///
@@ -119,6 +119,10 @@ impl Server {
             agents,
             default_agent,
             timeout: self.timeout,
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
             turns: turns.clone(),
         });
         let api = Router::new()
@@ -133,6 +137,8 @@ impl Server {
             )
             .route("/v1/chat/completions", post(chat::post))
             .route("/v1/agents", get(health::agents))
+            .route("/v1/models", get(models::list))
+            .route("/v1/models/{*id}", get(models::get))
             .layer(axum::middleware::from_fn_with_state(
                 Arc::new(auth),
                 auth::check,
@@ -143,6 +149,7 @@ impl Server {
             .route("/readyz", get(health::ready));
         let router = api
             .merge(open)
+            .layer(axum::middleware::from_fn(fallback::json_errors))
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(shared);
         Ok((router, turns, self.drain))

@@ -19,6 +19,7 @@ pub(crate) async fn get(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
+    crate::session_id::check(&id).map_err(ApiError::invalid)?;
     let load = shared.sessions.load(&id);
     let messages = tokio::time::timeout(shared.timeout, load)
         .await
@@ -38,6 +39,7 @@ pub(crate) async fn delete(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    crate::session_id::check(&id).map_err(ApiError::invalid)?;
     let delete = shared.sessions.delete(&id);
     tokio::time::timeout(shared.timeout, delete)
         .await

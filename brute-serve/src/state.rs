@@ -21,11 +21,26 @@ pub(crate) struct Shared {
     pub(crate) agents: BTreeMap<String, Arc<BoxAgent>>,
     pub(crate) default_agent: String,
     pub(crate) timeout: Duration,
+    /// When the server was built, in seconds since the Unix epoch (the `created` of
+    /// its models).
+    pub(crate) created: u64,
     /// The running turns: shutdown waits for them.
     pub(crate) turns: TaskTracker,
 }
 
 impl Shared {
+    /// The agents' names, the default first.
+    pub(crate) fn names(&self) -> Vec<&str> {
+        let mut names = vec![self.default_agent.as_str()];
+        names.extend(
+            self.agents
+                .keys()
+                .map(String::as_str)
+                .filter(|n| *n != self.default_agent),
+        );
+        names
+    }
+
     /// The agent named `name`, or the first one registered.
     pub(crate) fn agent(&self, name: Option<&str>) -> Result<&Arc<BoxAgent>, ApiError> {
         let name = name.unwrap_or(&self.default_agent);

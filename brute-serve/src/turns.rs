@@ -36,6 +36,7 @@ pub(crate) async fn post(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    crate::session_id::check(&id).map_err(ApiError::invalid)?;
     let request: TurnRequest = parse(&body)?;
     let agent = shared.agent(request.agent.as_deref())?.clone();
     let mut env = agent.env();
