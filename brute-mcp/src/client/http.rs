@@ -10,7 +10,7 @@ use reqwest::redirect::{Attempt, Policy};
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
-    AuthRequiredError, StreamableHttpClientTransportConfig, StreamableHttpError,
+    AuthRequiredError, StreamableHttpClientTransportConfig,
 };
 
 use crate::error::McpError;
@@ -138,12 +138,8 @@ pub(super) fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
     };
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
     while let Some(current) = cause {
+        // `StreamableHttpError::AuthRequired` has it as its source, so the walk finds it.
         if let Some(auth) = current.downcast_ref::<AuthRequiredError>() {
-            return Some(auth.www_authenticate_header.clone());
-        }
-        if let Some(StreamableHttpError::AuthRequired(auth)) =
-            current.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-        {
             return Some(auth.www_authenticate_header.clone());
         }
         cause = current.source();

@@ -375,10 +375,8 @@ fn needs_repair(messages: &[Message]) -> bool {
             return true;
         }
         let block = &messages[i - results..i];
-        for (k, call) in calls.iter().enumerate() {
-            if calls[..k].iter().any(|c| c.id == call.id) {
-                return true;
-            }
+        // (A repeated id within the message was caught by the history-wide check.)
+        for call in calls {
             let answers = block
                 .iter()
                 .filter(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
