@@ -291,6 +291,72 @@ async fn a_stream_sends_the_task_then_the_answer_in_chunks_then_its_end() {
     );
 }
 
+/// The results of a streamed JSON-RPC call.
+async fn stream(running: &Running, path: &str, params: Value) -> Vec<Value> {
+    let body =
+        json!({"jsonrpc": "2.0", "id": "s1", "method": "SendStreamingMessage", "params": params});
+    let text = post(&support::client(), format!("{}{path}", running.base), body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    events(&text)
+        .into_iter()
+        .map(|(_, data)| {
+            assert_eq!(data["id"], "s1", "{text}");
+            data["result"].clone()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_pause_ends_input_required_and_a_streamed_answer_resumes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let paused = stream(&running, "/a2a/launcher", message("go", json!({}))).await;
+    let id = paused[0]["task"]["id"].clone();
+    let last = &paused.last().unwrap()["statusUpdate"];
+    assert_eq!(
+        last["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{paused:?}"
+    );
+    assert_eq!(last["taskId"], id);
+    assert_eq!(
+        last["status"]["message"]["parts"][1]["data"]["pending"][0]["callId"],
+        "c1"
+    );
+    let resumed = stream(
+        &running,
+        "/a2a/launcher",
+        message("yes", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(resumed[0]["task"]["id"], id);
+    let working: Vec<&Value> = resumed
+        .iter()
+        .filter_map(|r| r["statusUpdate"]["status"]["message"]["parts"].as_array())
+        .filter_map(|parts| parts.iter().find(|p| p.get("data").is_some()))
+        .map(|p| &p["data"])
+        .collect();
+    assert_eq!(
+        working,
+        [
+            &json!({"callId": "c1", "name": "launch", "arguments": {"target": "moon"}}),
+            &json!({"callId": "c1", "name": "launch", "isError": false})
+        ],
+        "{resumed:?}"
+    );
+    let last = &resumed.last().unwrap()["statusUpdate"]["status"];
+    assert_eq!(last["state"], "TASK_STATE_COMPLETED", "{resumed:?}");
+    assert_eq!(
+        last["message"]["parts"][0]["text"],
+        "done: launched to moon"
+    );
+    assert_eq!(launches(dir.path()), ["moon"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_pause_is_input_required_and_the_next_message_decides_it() {
     let dir = tempfile::tempdir().unwrap();

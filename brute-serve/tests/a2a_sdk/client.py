@@ -31,22 +31,25 @@ def message(text, task_id="", context_id=""):
 
 
 async def final(client, request):
-    """Runs a request; the last task state, the task, and the answer artifact's text."""
-    state, task, text = None, None, ""
+    """Runs a request; the last state, the task, the answer artifact's text and the last
+    status message's first line."""
+    state, task, text, said = None, None, "", ""
     async for event in client.send_message(request):
         kind = event.WhichOneof("payload")
         if kind == "task":
             task, state = event.task, event.task.status.state
+            if event.task.status.message.parts:
+                said = event.task.status.message.parts[0].text.splitlines()[0]
             for artifact in event.task.artifacts:
                 text = "".join(p.text for p in artifact.parts)
         elif kind == "status_update":
             state = event.status_update.status.state
-            if task is None or not task.id:
-                task = event.status_update
+            if event.status_update.status.message.parts:
+                said = event.status_update.status.message.parts[0].text.splitlines()[0]
         elif kind == "artifact_update":
             chunk = "".join(p.text for p in event.artifact_update.artifact.parts)
             text = text + chunk if event.artifact_update.append else chunk
-    return state, task, text
+    return state, task, text, said
 
 
 async def main(base, token):
@@ -56,18 +59,22 @@ async def main(base, token):
         base + "/a2a/launcher", ClientConfig(httpx_client=http, streaming=False)
     )
 
-    state, task, text = await final(streaming, SendMessageRequest(message=message("hello")))
+    state, task, text, _ = await final(streaming, SendMessageRequest(message=message("hello")))
     print("stream", TaskState.Name(state), text)
     context = task.context_id
-    state, task, text = await final(
+    state, task, text, _ = await final(
         streaming, SendMessageRequest(message=message("again", context_id=context))
     )
     print("same context", TaskState.Name(state), text)
 
-    state, task, _ = await final(plain, SendMessageRequest(message=message("launch")))
-    question = task.status.message.parts[0].text.splitlines()[0]
+    streaming_launcher = await create_client(
+        base + "/a2a/launcher", ClientConfig(httpx_client=http, streaming=True)
+    )
+    state, task, _, question = await final(
+        streaming_launcher, SendMessageRequest(message=message("launch"))
+    )
     print("paused", TaskState.Name(state), question)
-    state, task, text = await final(
+    state, task, text, _ = await final(
         plain, SendMessageRequest(message=message("approve", task_id=task.id))
     )
     print("resumed", TaskState.Name(state), text)
