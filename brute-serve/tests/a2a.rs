@@ -635,6 +635,20 @@ async fn brute_s_client_talks_to_a_server_written_with_the_python_sdk() {
         .unwrap();
     assert_eq!(done.state, A2aState::Completed, "{done:?}");
     assert_eq!(done.text, "confirmed: yes");
+    let streaming = A2aAgent::new("py", &base).streaming(true);
+    let asked = streaming
+        .send("confirm, streamed", None, None)
+        .await
+        .unwrap();
+    assert_eq!(asked.state, A2aState::InputRequired, "{asked:?}");
+    let done = streaming
+        .send("ok", asked.task_id.as_deref(), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.state, done.text.as_str()),
+        (A2aState::Completed, "confirmed: ok")
+    );
 
     // As a tool: the model sees the question with the task id, answers, gets the result.
     let dir = tempfile::tempdir().unwrap();
@@ -690,4 +704,20 @@ async fn brute_s_client_surfaces_brute_serve_s_approval_pause() {
         .unwrap_err()
         .to_string();
     assert!(unauthorized.contains("401"), "{unauthorized}");
+    // Streamed, the chunks of the answer make its text again.
+    let echo = A2aAgent::new("echo", &running.base)
+        .token(TOKEN)
+        .streaming(true);
+    let reply = echo.send("hi", None, None).await.unwrap();
+    assert_eq!(
+        (reply.state, reply.text.as_str()),
+        (A2aState::Completed, "echo: hi (1 messages)")
+    );
+    let asked = A2aAgent::new("launcher", format!("{}/a2a/launcher", running.base))
+        .token(TOKEN)
+        .streaming(true)
+        .send("go", None, None)
+        .await
+        .unwrap();
+    assert_eq!(asked.state, A2aState::InputRequired, "{asked:?}");
 }

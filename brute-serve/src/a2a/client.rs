@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::wire::{self, Part, StreamResponse, Task, TaskState};
+use super::wire::{self, Artifact, Part, StreamResponse, Task, TaskState, TaskStatus};
 
 /// The arguments of an [`A2aAgent`] call.
 #[derive(Debug, Deserialize, brute::tools::schemars::JsonSchema)]
@@ -142,7 +142,15 @@ pub struct A2aAgent {
     token: Option<String>,
     context: Option<String>,
     client: reqwest::Client,
-    endpoint: OnceCell<String>,
+    streaming: bool,
+    endpoint: OnceCell<Endpoint>,
+}
+
+/// What the card says of the JSON-RPC interface.
+#[derive(Clone, Debug)]
+struct Endpoint {
+    url: String,
+    streams: bool,
 }
 
 impl A2aAgent {
@@ -159,6 +167,7 @@ impl A2aAgent {
             token: None,
             context: None,
             client: crate::remote::client(Duration::from_secs(600)),
+            streaming: false,
             endpoint: OnceCell::new(),
         }
     }
@@ -179,6 +188,14 @@ impl A2aAgent {
     /// earlier tasks; each call starts a fresh one otherwise.
     pub fn context(mut self, context: impl Into<String>) -> A2aAgent {
         self.context = Some(context.into());
+        self
+    }
+
+    /// Sends with `SendStreamingMessage` when the card says the agent streams (and with
+    /// `SendMessage` otherwise), folding the task's events into its reply: for servers
+    /// that answer `SendMessage` only once a long task ends, or not at all.
+    pub fn streaming(mut self, on: bool) -> A2aAgent {
+        self.streaming = on;
         self
     }
 
@@ -222,6 +239,10 @@ impl A2aAgent {
 
     /// The JSON-RPC endpoint that the agent card names (fetched once).
     pub async fn endpoint(&self) -> Result<&str, A2aCallError> {
+        self.card().await.map(|e| e.url.as_str())
+    }
+
+    async fn card(&self) -> Result<&Endpoint, A2aCallError> {
         self.endpoint
             .get_or_try_init(|| async {
                 let url = format!("{}/.well-known/agent-card.json", self.base);
@@ -243,16 +264,19 @@ impl A2aAgent {
                                 .is_none_or(|v| v.is_empty() || v.split('.').next() == Some("1"))
                     })
                     .and_then(|i| i["url"].as_str())
-                    .map(str::to_owned)
+                    .map(|url| Endpoint {
+                        url: url.to_owned(),
+                        streams: card["capabilities"]["streaming"] == true,
+                    })
                     .ok_or_else(|| {
                         bad("no JSON-RPC interface of protocol version 1.x in `supportedInterfaces`".to_owned())
                     })
             })
             .await
-            .map(String::as_str)
     }
 
-    async fn call(&self, method: &str, params: Value) -> Result<(String, Value), A2aCallError> {
+    /// Posts the JSON-RPC request `method`; the endpoint and the body of the answer.
+    async fn post(&self, method: &str, params: Value) -> Result<(String, String), A2aCallError> {
         let url = self.endpoint().await?.to_owned();
         let body = json!({"jsonrpc": "2.0", "id": crate::ids::unique_id("rpc"), "method": method, "params": params});
         let request = self
@@ -261,24 +285,35 @@ impl A2aAgent {
             .header("content-type", "application/json")
             .body(body.to_string());
         let text = self.fetch(request, &url).await?;
+        Ok((url, text))
+    }
+
+    async fn call(&self, method: &str, params: Value) -> Result<(String, Value), A2aCallError> {
+        let (url, text) = self.post(method, params).await?;
+        let result = self.result(&url, method, &text)?;
+        Ok((url, result))
+    }
+
+    /// The `result` of one JSON-RPC response `text`, or its error.
+    fn result(&self, url: &str, method: &str, text: &str) -> Result<Value, A2aCallError> {
         let reply = |what: String| A2aCallError::Reply {
             tool: self.name.clone(),
-            url: url.clone(),
+            url: url.to_owned(),
             what,
         };
         let answer: Value =
-            serde_json::from_str(&text).map_err(|e| reply(format!("not JSON: {e}")))?;
+            serde_json::from_str(text).map_err(|e| reply(format!("not JSON: {e}")))?;
         if let Some(error) = answer.get("error") {
             return Err(A2aCallError::Rpc {
                 tool: self.name.clone(),
-                url,
+                url: url.to_owned(),
                 method: method.to_owned(),
                 code: error["code"].as_i64().unwrap_or(0),
                 message: error["message"].as_str().unwrap_or("").to_owned(),
             });
         }
         match answer.get("result") {
-            Some(result) => Ok((url, result.clone())),
+            Some(result) => Ok(result.clone()),
             None => Err(reply("neither `result` nor `error`".to_owned())),
         }
     }
@@ -303,9 +338,11 @@ impl A2aAgent {
         if let Some(context) = context_id.or(self.context.as_deref()) {
             message["contextId"] = json!(context);
         }
-        let (url, result) = self
-            .call("SendMessage", json!({ "message": message }))
-            .await?;
+        let params = json!({ "message": message });
+        if self.streaming && self.card().await?.streams {
+            return self.send_streaming(params).await;
+        }
+        let (url, result) = self.call("SendMessage", params).await?;
         let parsed: StreamResponse =
             serde_json::from_value(result).map_err(|e| A2aCallError::Reply {
                 tool: self.name.clone(),
@@ -325,6 +362,86 @@ impl A2aAgent {
                 url,
                 what: "a SendMessage result is a `task` or a `message`".to_owned(),
             }),
+        }
+    }
+}
+
+impl A2aAgent {
+    /// `SendStreamingMessage`: the task's events, folded into the task they leave.
+    async fn send_streaming(&self, params: Value) -> Result<A2aReply, A2aCallError> {
+        let method = "SendStreamingMessage";
+        let (url, text) = self.post(method, params).await?;
+        let reply = |what: String| A2aCallError::Reply {
+            tool: self.name.clone(),
+            url: url.clone(),
+            what,
+        };
+        // A server may answer an error before the stream with plain JSON.
+        let events = match crate::sse::parse(&text) {
+            events if events.is_empty() => vec![(String::new(), text.clone())],
+            events => events,
+        };
+        let mut task: Option<Task> = None;
+        for (_, data) in events {
+            let result = self.result(&url, method, &data)?;
+            let event: StreamResponse = serde_json::from_value(result)
+                .map_err(|e| reply(format!("a stream event: {e}")))?;
+            // An update may come first (a task that goes on): it names the task.
+            let (id, context) = match &event {
+                StreamResponse::StatusUpdate(u) => (u.task_id.clone(), u.context_id.clone()),
+                StreamResponse::ArtifactUpdate(u) => (u.task_id.clone(), u.context_id.clone()),
+                _ => (String::new(), String::new()),
+            };
+            let seen = || Task {
+                id,
+                context_id: context,
+                status: TaskStatus {
+                    state: TaskState::Working,
+                    message: None,
+                },
+                artifacts: Vec::new(),
+                history: Vec::new(),
+            };
+            match event {
+                StreamResponse::Task(new) => task = Some(new),
+                StreamResponse::Message(message) => {
+                    return Ok(A2aReply {
+                        task_id: message.task_id.clone(),
+                        context_id: message.context_id.clone(),
+                        state: A2aState::Completed,
+                        text: texts(&message.parts),
+                    });
+                }
+                StreamResponse::StatusUpdate(update) => {
+                    task.get_or_insert_with(seen).status = update.status;
+                }
+                StreamResponse::ArtifactUpdate(update) => {
+                    let task = task.get_or_insert_with(seen);
+                    let id = update.artifact.artifact_id.clone();
+                    match task.artifacts.iter_mut().find(|a| a.artifact_id == id) {
+                        Some(artifact) if update.append => append(artifact, update.artifact.parts),
+                        Some(artifact) => *artifact = update.artifact,
+                        None => task.artifacts.push(update.artifact),
+                    }
+                }
+            }
+        }
+        task.map(|task| reply_of(&task))
+            .ok_or_else(|| reply("the stream ended without a task".to_owned()))
+    }
+}
+
+/// Appends a chunk to an artifact: text continues the text part it follows.
+fn append(artifact: &mut Artifact, parts: Vec<Part>) {
+    for part in parts {
+        match (artifact.parts.last_mut(), &part.text) {
+            (
+                Some(Part {
+                    text: Some(last), ..
+                }),
+                Some(more),
+            ) => last.push_str(more),
+            _ => artifact.parts.push(part),
         }
     }
 }
