@@ -53,6 +53,20 @@ fn launch_script(env: &Env) -> Message {
     }
 }
 
+/// Asks to launch to the moon and to mars at once, then reports the results.
+fn twin_script(env: &Env) -> Message {
+    match env.messages.last() {
+        Some(m) if m.role == Role::User => Message::tool_calls(
+            "",
+            vec![
+                ToolCall::new("c1", "launch", json!({ "target": "moon" })),
+                ToolCall::new("c2", "launch", json!({ "target": "mars" })),
+            ],
+        ),
+        _ => Message::assistant("both decided"),
+    }
+}
+
 /// A streamed echo of the last user message and the count of messages it was given.
 fn echo(env: &Env) -> String {
     let last = env
@@ -109,6 +123,13 @@ async fn start(dir: &Path) -> Running {
         use DefaultToolPipeline { tools: (Launch,), root: dir, approval: Approval::ask(["launch"]) };
         run ScriptedModel::from_fn(launch_script);
     };
+    let twin = brute_agent! {
+        use SessionLog { store: store.clone() };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use DefaultToolPipeline { tools: (Launch,), root: dir, approval: Approval::ask(["launch"]) };
+        run ScriptedModel::from_fn(twin_script);
+    };
     // Says it started, then never answers: a turn to cancel.
     let sleeper = brute_agent! {
         use SessionLog { store: store.clone() };
@@ -121,6 +142,7 @@ async fn start(dir: &Path) -> Running {
         .agent("echo", echo)
         .agent("launcher", launcher)
         .agent("sleeper", sleeper)
+        .agent("twin", twin)
         .bearer_token(TOKEN);
     Running::start(server).await
 }
@@ -353,6 +375,54 @@ async fn a_streamed_pause_ends_input_required_and_a_streamed_answer_resumes_it()
     assert_eq!(
         last["message"]["parts"][0]["text"],
         "done: launched to moon"
+    );
+    assert_eq!(launches(dir.path()), ["moon"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_with_two_waiting_calls_asks_again_for_the_one_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let pending = |status: &Value| -> Vec<String> {
+        status["message"]["parts"][1]["data"]["pending"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["callId"], c["arguments"]["target"]))
+            .collect()
+    };
+    let paused = rpc(
+        &running,
+        "/a2a/twin",
+        "SendMessage",
+        message("go", json!({})),
+    )
+    .await;
+    let task = &paused["result"]["task"];
+    assert_eq!(
+        pending(&task["status"]),
+        ["\"c1\" \"moon\"", "\"c2\" \"mars\""]
+    );
+    let id = task["id"].clone();
+    let again = stream(
+        &running,
+        "/a2a/twin",
+        message("approve", json!({"taskId": id})),
+    )
+    .await;
+    let status = &again.last().unwrap()["statusUpdate"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_INPUT_REQUIRED", "{again:?}");
+    assert_eq!(pending(status), ["\"c2\" \"mars\""]);
+    let done = rpc(
+        &running,
+        "/a2a/twin",
+        "SendMessage",
+        message("deny", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
     );
     assert_eq!(launches(dir.path()), ["moon"]);
 }
