@@ -637,7 +637,7 @@ async fn errors_are_json_rpc_errors_with_a2a_codes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_official_a2a_python_client_streams_pauses_resumes_and_gets() {
+async fn the_official_a2a_python_client_streams_pauses_resumes_and_gets_over_both_bindings() {
     let python = python();
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
@@ -661,7 +661,12 @@ async fn the_official_a2a_python_client_streams_pauses_resumes_and_gets() {
          paused TASK_STATE_INPUT_REQUIRED Approve the call `c1` of tool `launch` with arguments {\"target\":\"moon\"}?\n\
          resumed TASK_STATE_COMPLETED done: launched to moon\n\
          get TASK_STATE_COMPLETED 2\n\
-         cancel refused TaskNotCancelableError\n"
+         cancel refused TaskNotCancelableError\n\
+         rest stream TASK_STATE_COMPLETED echo: rest (1 messages)\n\
+         rest paused TASK_STATE_INPUT_REQUIRED\n\
+         rest resumed TASK_STATE_COMPLETED\n\
+         rest get TASK_STATE_COMPLETED\n\
+         rest get refused TaskNotFoundError\n"
     );
     assert_eq!(launches(dir.path()), ["moon"]);
 }

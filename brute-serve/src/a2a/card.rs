@@ -6,15 +6,20 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 /// The card of `agent`, served at `base` (`http://host`): its JSON-RPC interface at
-/// `{base}{rpc_path}`, streaming on, no push notifications, and bearer auth when the
+/// `{base}/a2a{agent_path}` and its REST one at `{base}/a2a-rest{agent_path}`
+/// (`agent_path` empty for the default agent, `/{agent}` for the others), streaming on, no push notifications, and bearer auth when the
 /// server requires it.
-pub(crate) fn card(agent: &str, base: &str, rpc_path: &str, bearer: bool) -> Value {
+pub(crate) fn card(agent: &str, base: &str, agent_path: &str, bearer: bool) -> Value {
     let mut card = json!({
         "name": agent,
         "description": format!("The brute agent `{agent}`, served by brute-serve."),
         "supportedInterfaces": [{
-            "url": format!("{base}{rpc_path}"),
+            "url": format!("{base}/a2a{agent_path}"),
             "protocolBinding": "JSONRPC",
+            "protocolVersion": super::wire::VERSION,
+        }, {
+            "url": format!("{base}/a2a-rest{agent_path}"),
+            "protocolBinding": "HTTP+JSON",
             "protocolVersion": super::wire::VERSION,
         }],
         "provider": {"organization": "brute-serve", "url": base},
@@ -72,18 +77,22 @@ mod tests {
             "127.0.0.1:9".parse().unwrap_or_else(|_| unreachable!()),
         );
         let base = base(&headers);
-        let shown = card("echo", &base, "/a2a", true);
+        let shown = card("echo", &base, "", true);
         assert_eq!(
             shown["supportedInterfaces"][0]["url"],
             "http://127.0.0.1:9/a2a"
         );
         assert_eq!(shown["supportedInterfaces"][0]["protocolVersion"], "1.0");
         assert_eq!(
+            shown["supportedInterfaces"][1]["url"],
+            "http://127.0.0.1:9/a2a-rest"
+        );
+        assert_eq!(
             shown["securityRequirements"][0]["schemes"]["bearer"],
             json!({})
         );
         assert!(
-            card("echo", &base, "/a2a", false)
+            card("echo", &base, "", false)
                 .get("securitySchemes")
                 .is_none()
         );

@@ -59,6 +59,44 @@ impl A2aError {
         }
     }
 
+    /// The HTTP status, `google.rpc` status and A2A reason of the REST binding.
+    pub(crate) fn rest(&self) -> (u16, &'static str, &'static str) {
+        match self {
+            A2aError::Parse(_) | A2aError::InvalidRequest(_) => {
+                (400, "INVALID_ARGUMENT", "INVALID_REQUEST")
+            }
+            A2aError::MethodNotFound(_) => (404, "NOT_FOUND", "METHOD_NOT_FOUND"),
+            A2aError::InvalidParams(_) => (400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
+            A2aError::Internal(_) => (500, "INTERNAL", "INTERNAL_ERROR"),
+            A2aError::TaskNotFound(_) => (404, "NOT_FOUND", "TASK_NOT_FOUND"),
+            A2aError::NotCancelable(_) => (400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
+            A2aError::PushNotSupported => (
+                400,
+                "FAILED_PRECONDITION",
+                "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            ),
+            A2aError::Unsupported(_) => (400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"),
+            A2aError::ContentType(_) => (400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"),
+            A2aError::Version(_) => (400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
+        }
+    }
+
+    /// The REST binding's error body: a `google.rpc.Status` with an `ErrorInfo` that
+    /// names the A2A reason.
+    pub(crate) fn rest_json(&self) -> serde_json::Value {
+        let (code, status, reason) = self.rest();
+        serde_json::json!({"error": {
+            "code": code,
+            "status": status,
+            "message": self.to_string(),
+            "details": [{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": reason,
+                "domain": "a2a-protocol.org",
+            }],
+        }})
+    }
+
     /// The JSON-RPC error object.
     pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::json!({ "code": self.code(), "message": self.to_string() })

@@ -69,7 +69,7 @@ async fn handle(a2a: &Arc<A2a>, agent: Option<&str>, headers: &HeaderMap, body: 
 }
 
 /// What a method answers with.
-enum Reply {
+pub(crate) enum Reply {
     Json(Value),
     Stream(Response),
 }
@@ -95,19 +95,20 @@ async fn dispatch(
         .get("method")
         .and_then(Value::as_str)
         .ok_or_else(|| A2aError::InvalidRequest("`method` must be a string".to_owned()))?;
-    if let Some(version) = headers.get("a2a-version") {
-        let version = String::from_utf8_lossy(version.as_bytes())
-            .trim()
-            .to_owned();
-        if !version.is_empty() && version.split('.').next() != Some("1") {
-            return Err(A2aError::Version(crate::session_id::shown(&version)));
-        }
-    }
+    check_version(headers)?;
     let params = request.get("params").cloned().unwrap_or(Value::Null);
     let agent = a2a.shared.agent(agent).map_err(A2aError::from)?.clone();
     match method {
         "SendMessage" => send(a2a, agent, parse(params)?, None).await,
-        "SendStreamingMessage" => send(a2a, agent, parse(params)?, Some(id.clone())).await,
+        "SendStreamingMessage" => {
+            send(
+                a2a,
+                agent,
+                parse(params)?,
+                Some(Framing::JsonRpc(id.clone())),
+            )
+            .await
+        }
         "GetTask" => get(a2a, parse(params)?).await.map(Reply::Json),
         "CancelTask" => cancel(a2a, parse(params)?).await.map(Reply::Json),
         m if m.contains("PushNotificationConfig") => Err(A2aError::PushNotSupported),
@@ -127,8 +128,22 @@ async fn dispatch(
     }
 }
 
+/// Refuses an `A2A-Version` header of another major version than 1 (an absent one is
+/// taken as 1.0).
+pub(crate) fn check_version(headers: &HeaderMap) -> Result<(), A2aError> {
+    if let Some(version) = headers.get("a2a-version") {
+        let version = String::from_utf8_lossy(version.as_bytes())
+            .trim()
+            .to_owned();
+        if !version.is_empty() && version.split('.').next() != Some("1") {
+            return Err(A2aError::Version(crate::session_id::shown(&version)));
+        }
+    }
+    Ok(())
+}
+
 /// The params of a method, or an invalid-params error naming the field.
-fn parse<T: DeserializeOwned>(params: Value) -> Result<T, A2aError> {
+pub(crate) fn parse<T: DeserializeOwned>(params: Value) -> Result<T, A2aError> {
     if !params.is_object() {
         return Err(A2aError::InvalidParams(
             "`params` must be an object".to_owned(),
@@ -149,11 +164,19 @@ async fn load(a2a: &A2a, session: &str) -> Result<Vec<brute::Message>, A2aError>
 /// message without `taskId` starts a task (a turn of the session named by `contextId`,
 /// a new one when absent); a message on a task that waits for input decides its
 /// pending call and resumes the turn.
-async fn send(
+/// How a stream frames its events: each one a JSON-RPC response of the request's id,
+/// or (the REST binding) the bare `StreamResponse`.
+#[derive(Clone, Debug)]
+pub(crate) enum Framing {
+    JsonRpc(Value),
+    Rest,
+}
+
+pub(crate) async fn send(
     a2a: &Arc<A2a>,
     agent: Arc<brute::BoxAgent>,
     params: SendParams,
-    stream: Option<Value>,
+    stream: Option<Framing>,
 ) -> Result<Reply, A2aError> {
     let mut message = params.message;
     if !message.role.is_empty() && message.role != wire::ROLE_USER {
@@ -234,7 +257,7 @@ async fn send(
         history: vec![message],
     };
     let configuration = params.configuration.unwrap_or_default();
-    let Some(id) = stream else {
+    let Some(framing) = stream else {
         if configuration.return_immediately {
             return to_json(&StreamResponse::Task(submitted)).map(Reply::Json);
         }
@@ -251,17 +274,17 @@ async fn send(
     let progress = Progress::new(task).waiting(waiting);
     let first = vec![StreamResponse::Task(submitted)];
     let events = futures_util::stream::unfold(
-        (Some(first), started, progress, id),
-        |(mut pending, mut started, mut progress, id)| async move {
+        (Some(first), started, progress, framing),
+        |(mut pending, mut started, mut progress, framing)| async move {
             loop {
                 if let Some(batch) = pending.take().filter(|b| !b.is_empty()) {
                     let events: Vec<Result<Event, Infallible>> = batch
                         .iter()
-                        .map(|event| Ok(sse_event(&id, event)))
+                        .map(|event| Ok(sse_event(&framing, event)))
                         .collect();
                     return Some((
                         futures_util::stream::iter(events),
-                        (None, started, progress, id),
+                        (None, started, progress, framing),
                     ));
                 }
                 let item = started.next().await?;
@@ -282,12 +305,20 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, A2aError> {
 }
 
 /// One stream event: a JSON-RPC response of request `id`.
-fn sse_event(id: &Value, event: &StreamResponse) -> Event {
-    Event::default().data(answer(id, to_json(event)).to_string())
+fn sse_event(framing: &Framing, event: &StreamResponse) -> Event {
+    match framing {
+        Framing::JsonRpc(id) => Event::default().data(answer(id, to_json(event)).to_string()),
+        Framing::Rest => match to_json(event) {
+            Ok(json) => Event::default().data(json.to_string()),
+            Err(error) => Event::default()
+                .event("error")
+                .data(error.rest_json().to_string()),
+        },
+    }
 }
 
 /// `GetTask`.
-async fn get(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
+pub(crate) async fn get(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
     let task = TaskRef::parse(&params.id)?;
     let messages = load(a2a, &task.session).await?;
     let seen = tasks::view(
@@ -302,7 +333,7 @@ async fn get(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
 /// `CancelTask`: stops a turn that runs on this server and answers with the task as it
 /// is then. A task waiting for approval is answered with a decision instead (`deny`);
 /// an ended task cannot be canceled.
-async fn cancel(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
+pub(crate) async fn cancel(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
     let task = TaskRef::parse(&params.id)?;
     if let Some(Live::Running { stop, done }) = a2a.registry.get(&params.id) {
         stop.cancel();

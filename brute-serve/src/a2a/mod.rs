@@ -9,12 +9,14 @@
 //! | `GET /.well-known/agent-card.json` | the default agent's card (no auth: discovery) |
 //! | `GET /a2a/{agent}/.well-known/agent-card.json` | the card of `agent` |
 //! | `POST /a2a`, `POST /a2a/{agent}` | JSON-RPC 2.0: `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask` (behind the server's auth) |
+//! | `/a2a-rest/…`, `/a2a-rest/{agent}/…` | the same as HTTP+JSON: `POST message:send`, `POST message:stream`, `GET tasks/{id}`, `POST tasks/{id}:cancel` |
 
 mod card;
 pub(crate) mod client;
 mod error;
 mod events;
 mod jsonrpc;
+mod rest;
 mod run;
 mod tasks;
 mod wire;
@@ -60,6 +62,24 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
         rpc: Router::new()
             .route("/a2a", post(jsonrpc::default_agent))
             .route("/a2a/{agent}", post(jsonrpc::named_agent))
+            .route("/a2a-rest/message:send", post(rest::message_send))
+            .route("/a2a-rest/message:stream", post(rest::message_stream))
+            .route(
+                "/a2a-rest/{agent}/message:send",
+                post(rest::agent_message_send),
+            )
+            .route(
+                "/a2a-rest/{agent}/message:stream",
+                post(rest::agent_message_stream),
+            )
+            .route(
+                "/a2a-rest/tasks/{id}",
+                get(rest::get_task).post(rest::post_task),
+            )
+            .route(
+                "/a2a-rest/{agent}/tasks/{id}",
+                get(rest::get_task).post(rest::post_task),
+            )
             .with_state(a2a.clone()),
         cards: Router::new()
             .route("/.well-known/agent-card.json", get(default_card))
@@ -71,7 +91,7 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
 async fn default_card(State(a2a): State<Arc<A2a>>, headers: HeaderMap) -> Response {
     let name = a2a.shared.default_agent.clone();
     let base = card::base(&headers);
-    Json(card::card(&name, &base, "/a2a", a2a.bearer)).into_response()
+    Json(card::card(&name, &base, "", a2a.bearer)).into_response()
 }
 
 async fn named_card(
@@ -82,7 +102,7 @@ async fn named_card(
     match a2a.shared.agent(Some(&agent)) {
         Ok(_) => {
             let base = card::base(&headers);
-            let path = format!("/a2a/{agent}");
+            let path = format!("/{agent}");
             Json(card::card(&agent, &base, &path, a2a.bearer)).into_response()
         }
         Err(error) => error.into_response(),

@@ -17,7 +17,7 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
     TaskState,
 )
-from a2a.utils.errors import TaskNotCancelableError
+from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
 
 def message(text, task_id="", context_id=""):
@@ -85,6 +85,27 @@ async def main(base, token):
         print("cancel accepted")
     except TaskNotCancelableError as e:
         print("cancel refused", type(e).__name__)
+
+    # The same over the HTTP+JSON (REST) binding the card also names.
+    rest = ClientConfig(httpx_client=http, streaming=True, supported_protocol_bindings=["HTTP+JSON"])
+    rest_echo = await create_client(base, rest)
+    state, task, text, _ = await final(rest_echo, SendMessageRequest(message=message("rest")))
+    print("rest stream", TaskState.Name(state), text)
+    rest_plain = ClientConfig(httpx_client=http, streaming=False, supported_protocol_bindings=["HTTP+JSON"])
+    rest_launcher = await create_client(base + "/a2a/launcher", rest_plain)
+    state, task, _, question = await final(rest_launcher, SendMessageRequest(message=message("launch")))
+    print("rest paused", TaskState.Name(state))
+    state, task, text, _ = await final(
+        rest_launcher, SendMessageRequest(message=message("no", task_id=task.id))
+    )
+    print("rest resumed", TaskState.Name(state))
+    got = await rest_launcher.get_task(GetTaskRequest(id=task.id))
+    print("rest get", TaskState.Name(got.status.state))
+    try:
+        await rest_launcher.get_task(GetTaskRequest(id="nosuch:0"))
+        print("rest found a task that is not there")
+    except TaskNotFoundError as e:
+        print("rest get refused", type(e).__name__)
     await http.aclose()
 
 
