@@ -14,7 +14,7 @@
 //! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
 //! | `GET /v1/agents` | the agents, the default first |
 //! | `GET /v1/models`, `GET /v1/models/{id}` | the agents in OpenAI's model-list shape (`{"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}]}`), each `id` a `model` of chat completions; 404 for an unknown id |
-//! | `GET /.well-known/agent-card.json`, `POST /a2a` | A2A v1.0: the default agent's card (no auth) and its JSON-RPC binding (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`); `/a2a/{agent}` for the others; see [`A2aAgent`] for the client |
+//! | `GET /.well-known/agent-card.json`, `POST /a2a` | A2A v1.0: the default agent's card (no auth) and its JSON-RPC binding (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`); `/a2a/{agent}` for the others, and the same over HTTP+JSON under `/a2a-rest`; see [`A2aAgent`] for the client |
 //! | `GET /healthz`, `GET /readyz` | the process answers; the store answers |
 //! | `GET /` | a web chat |
 //!

@@ -18,10 +18,10 @@ use brute::stream::{ApprovalDecision, pending_approvals};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::A2a;
 use super::error::A2aError;
 use super::events::Progress;
 use super::run;
+use super::shared::A2a;
 use super::tasks::{self, Live, TaskRef};
 use super::wire::{self, SendParams, StreamResponse, Task, TaskParams, TaskState, TaskStatus};
 use crate::error::ApiError;

@@ -18,6 +18,7 @@ mod events;
 mod jsonrpc;
 mod rest;
 mod run;
+mod shared;
 mod tasks;
 mod wire;
 
@@ -32,13 +33,7 @@ use axum::routing::{get, post};
 
 use crate::auth::Auth;
 use crate::state::Shared;
-
-/// What the A2A handlers share.
-pub(crate) struct A2a {
-    shared: Arc<Shared>,
-    registry: Arc<tasks::Registry>,
-    bearer: bool,
-}
+use shared::A2a;
 
 /// The A2A routes: `rpc` for the authenticated API, `cards` for the open routes.
 pub(crate) struct Routes<S> {

@@ -14,9 +14,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::A2a;
 use super::error::A2aError;
 use super::jsonrpc::{self, Framing, Reply};
+use super::shared::A2a;
 use super::wire::TaskParams;
 
 /// `?historyLength=N` of `GET /tasks/{id}`.
