@@ -634,6 +634,44 @@ async fn errors_are_json_rpc_errors_with_a2a_codes() {
         .parse()
         .unwrap();
     assert_eq!(old["error"]["code"], -32009, "{old}");
+
+    // The REST binding: the HTTP status and the reason A2A gives each error.
+    let rest = |path: &str| {
+        client
+            .get(format!("{}/a2a-rest{path}", running.base))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .send()
+    };
+    let missing = rest("/tasks/nosuch:0").await.unwrap();
+    assert_eq!(missing.status(), 404);
+    let body: Value = missing.text().await.unwrap().parse().unwrap();
+    assert_eq!(body["error"]["status"], "NOT_FOUND", "{body}");
+    assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+    let unknown = post(
+        &client,
+        format!("{}/a2a-rest/tasks/x:0:frob", running.base),
+        json!({}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(unknown.status(), 404);
+    let body: Value = unknown.text().await.unwrap().parse().unwrap();
+    assert_eq!(body["error"]["details"][0]["reason"], "METHOD_NOT_FOUND");
+    let bad = post(
+        &client,
+        format!("{}/a2a-rest/message:send", running.base),
+        json!({"message": {"role": "ROLE_USER", "parts": []}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.text().await.unwrap().parse().unwrap();
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "INVALID_PARAMS",
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
