@@ -180,6 +180,18 @@ impl Env {
     /// Records a model call whose prompt was the first `prompt_messages` messages and
     /// which used `usage`: adds it to [`usage`](Env::usage) and makes it the
     /// [`last_call`](Env::last_call). What a model terminal does after each call.
+    ///
+    /// ```
+    /// use brute::{Env, Usage};
+    ///
+    /// let mut env = Env::new();
+    /// env.record_call(3, Usage::new(10, 2));
+    /// env.record_call(5, Usage::new(20, 1));
+    /// assert_eq!(env.usage(), Usage::new(30, 3));
+    /// assert_eq!(env.last_call().map(|call| (call.prompt_messages, call.usage)), Some((5, Usage::new(20, 1))));
+    /// assert_eq!(env.take_usage().total(), 33);
+    /// assert_eq!(env.usage().total(), 0);
+    /// ```
     #[inline]
     pub fn record_call(&mut self, prompt_messages: usize, usage: Usage) {
         self.usage += usage;
