@@ -294,7 +294,7 @@ pub(crate) fn check_parts(
 ) -> Result<(), ModelError> {
     use crate::message::{Part, Role, Source};
     for (index, message) in messages.iter().enumerate() {
-        let Some(part) = message.parts.first() else {
+        let Some(part) = message.parts().first() else {
             continue;
         };
         if matches!(message.role, Role::System | Role::Assistant) {
@@ -305,7 +305,7 @@ pub(crate) fn check_parts(
             )));
         }
         if !document_urls
-            && message.parts.iter().any(|p| {
+            && message.parts().iter().any(|p| {
                 matches!(
                     p,
                     Part::Document {
@@ -340,7 +340,7 @@ pub(crate) fn write_body(
 /// About how many bytes `message` takes in a request body.
 fn message_size(message: &Message) -> usize {
     let parts: usize = message
-        .parts
+        .parts()
         .iter()
         .map(|p| p.data().map_or(128, |d| d.base64().len() + 64))
         .sum();
