@@ -5,6 +5,7 @@
 #   bash benches/serve/run.sh                  # builds the servers (release), then all rows
 #   BENCH_ONLY=overhead bash benches/serve/run.sh   # or durable
 #   BENCH_DURATION=8s BENCH_PG=0 BENCH_BIN=path/to/brute-serve-bench ...
+#   bash benches/serve/instructions.sh          # instructions per request (callgrind), load-independent
 #
 # overhead: a zero-latency model, no session store; SSE turns, chat completions and
 # streamed chat completions, one connection and 1,000; each row brute-serve then the
