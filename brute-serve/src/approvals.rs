@@ -11,8 +11,8 @@ use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
+use crate::runner;
 use crate::state::Shared;
-use crate::{runner, turns};
 
 /// `?agent=name`: the agent whose turn is paused (the default when absent).
 #[derive(Debug, Deserialize)]
@@ -40,7 +40,7 @@ pub(crate) async fn post(
     env.extensions
         .insert(ApprovalDecision::new(call_id, verdict));
     let started = runner::start(&shared, agent, env, &id, None).await?;
-    Ok(turns::sse(started.items()))
+    Ok(started.sse())
 }
 
 /// Answers 404 before starting a turn when the session has no call `call_id` waiting

@@ -58,6 +58,7 @@ mod approvals;
 mod auth;
 mod chat;
 mod chat_wire;
+mod encode;
 mod error;
 mod fallback;
 mod health;

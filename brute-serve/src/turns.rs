@@ -1,17 +1,12 @@
 //! `POST /v1/sessions/{id}/turns`: JSON in, Server-Sent Events out.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use brute::Message;
 use brute::session::SessionId;
-use brute::stream::TurnItem;
-use futures_util::StreamExt;
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
@@ -43,30 +38,5 @@ pub(crate) async fn post(
     env.extensions.insert(SessionId(id.clone()));
     env.messages.push(Message::user(request.input));
     let started = runner::start(&shared, agent, env, &id, None).await?;
-    Ok(sse(started.items()))
-}
-
-/// The SSE response of a stream of items.
-pub(crate) fn sse(items: impl futures_util::Stream<Item = TurnItem> + Send + 'static) -> Response {
-    let events = items.map(|item| Ok::<_, Infallible>(event(&item)));
-    Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response()
-}
-
-/// The SSE event of an item: named by its `type`, the item as JSON its data.
-fn event(item: &TurnItem) -> Event {
-    match serde_json::to_value(item) {
-        Ok(value) => {
-            let name = value["type"].as_str().unwrap_or("item").to_owned();
-            Event::default().event(name).data(value.to_string())
-        }
-        Err(e) => Event::default().event("end").data(
-            serde_json::json!({
-                "type": "end",
-                "result": { "status": "failed", "error": format!("cannot encode an item: {e}") },
-            })
-            .to_string(),
-        ),
-    }
+    Ok(started.sse())
 }
