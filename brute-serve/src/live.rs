@@ -5,16 +5,40 @@
 //! [`Sink`] that the request put in the turn env's extensions at every event inside
 //! the turn: `SessionLog` sits outside every loop, so any such event means the
 //! session's lease is held. The request polls the turn itself and reads the flag
-//! whenever the turn waits. The items themselves come from [`brute::stream`].
+//! whenever the turn waits. A turn driven on a task of its own (A2A's stoppable turns)
+//! also gets a wake-up ([`Sink::waking`]) so that its request can wait for the mark.
+//! The items themselves come from [`brute::stream`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use brute::{Agent, Env, EventKind, Handler};
+use tokio::sync::Notify;
 
 /// The mark of one turn, in the env's extensions: set once the turn holds its session.
 #[derive(Clone, Debug)]
-pub(crate) struct Sink(pub(crate) Arc<AtomicBool>);
+pub(crate) struct Sink(pub(crate) Arc<AtomicBool>, Option<Arc<Notify>>);
+
+impl Sink {
+    /// A mark that the request reads whenever the turn it polls waits.
+    pub(crate) fn new(held: Arc<AtomicBool>) -> Self {
+        Sink(held, None)
+    }
+
+    /// A mark that also wakes `notify` (once) when it is set, for a turn that runs on
+    /// a task of its own.
+    pub(crate) fn waking(held: Arc<AtomicBool>, notify: Arc<Notify>) -> Self {
+        Sink(held, Some(notify))
+    }
+
+    fn set(&self) {
+        if !self.0.swap(true, Ordering::Relaxed)
+            && let Some(notify) = &self.1
+        {
+            notify.notify_one();
+        }
+    }
+}
 
 /// Installs the handler that marks a turn as started on `agent`. Turns without a
 /// [`Sink`] pay one lookup per event.
@@ -25,7 +49,7 @@ pub(crate) fn attach<S: Handler<Env>>(agent: &mut Agent<S>) {
         }
         agent.on(kind, |env, _event| {
             if let Some(sink) = env.extensions.get::<Sink>() {
-                sink.0.store(true, Ordering::Relaxed);
+                sink.set();
             }
         });
     }

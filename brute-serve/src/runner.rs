@@ -96,7 +96,7 @@ pub(crate) async fn start(
     forget: Option<Forget>,
 ) -> Result<Started, ApiError> {
     let held = Arc::new(AtomicBool::new(false));
-    env.extensions.insert(Sink(held.clone()));
+    env.extensions.insert(Sink::new(held.clone()));
     let now = Instant::now();
     let deadline = now + shared.timeout;
     let mut turn = Turn {

@@ -4,18 +4,29 @@
 //! session, so a busy session is an error before any byte of a stream.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use brute::stream::{TurnItem, TurnResult};
 use brute::{BoxAgent, Env};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::error::A2aError;
 use super::tasks::{Registry, TaskRef};
 use super::wire::TaskState;
 use crate::error::ApiError;
-use crate::live::{Signal, Sink};
+use crate::live::Sink;
 use crate::state::Shared;
+
+/// What the turn's task sends to the request.
+#[derive(Debug)]
+enum Signal {
+    /// An item for the client.
+    Item(TurnItem),
+    /// The turn failed (its last signal): the request answers with this error when
+    /// the stream has not started, the stream ends with it otherwise.
+    Failed(ApiError),
+}
 
 /// The items of a started turn: the first one (when it came before the turn was
 /// seen to hold its session), then the rest.
@@ -32,7 +43,6 @@ impl Started {
         }
         loop {
             match self.rx.recv().await? {
-                Signal::Started => continue,
                 Signal::Item(item) => return Some(item),
                 Signal::Failed(error) => {
                     return Some(TurnItem::End {
@@ -59,7 +69,9 @@ pub(crate) async fn start(
     task: &TaskRef,
 ) -> Result<Started, A2aError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    env.extensions.insert(Sink(tx.clone()));
+    let held = Arc::new(Notify::new());
+    env.extensions
+        .insert(Sink::waking(Arc::new(AtomicBool::new(false)), held.clone()));
     let id = task.id();
     let token = CancellationToken::new();
     let done = CancellationToken::new();
@@ -115,8 +127,14 @@ pub(crate) async fn start(
         done.cancel();
         let _ = tx.send(signal);
     });
-    let first = match rx.recv().await {
-        Some(Signal::Started) => None,
+    // The turn holds its session once an event inside it was seen (the mark wakes
+    // `held`); an item or a failure before that comes first on the channel.
+    let first = tokio::select! {
+        biased;
+        () = held.notified() => return Ok(Started { first: None, rx }),
+        signal = rx.recv() => signal,
+    };
+    let first = match first {
         Some(Signal::Item(item)) => Some(item),
         Some(Signal::Failed(error)) => {
             registry.forget(&id);
