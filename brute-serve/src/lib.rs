@@ -55,6 +55,8 @@
 mod approvals;
 mod auth;
 mod chat;
+mod chat_stream;
+mod chat_tap;
 mod chat_wire;
 mod error;
 mod fallback;

@@ -1,29 +1,57 @@
 //! The session store as the server uses it beyond its agents' `SessionLog`: deleting
-//! the session of a request that needs none after it.
+//! the session of a request that needs none after it, and the store of a server that
+//! has none ([`NoStore`]).
 
-use brute::session::{BoxStore, SessionStore};
+use std::time::Duration;
+
+use brute::Message;
+use brute::session::{BoxStore, SessionError, SessionStore};
+
+use crate::chat_tap::Tap;
 
 /// Deletes a session the server made for one request (a chat completion, whose
 /// conversation lives in the client): with [`Forget::now`] once the turn has ended,
-/// or, if the request is dropped before that, on a task of its own.
+/// or, if the request is dropped before that, on a task of its own. A session whose
+/// turn paused on a call of the agent's own that waits for approval ([`Tap::asked`])
+/// is kept for the decision and deleted `expiry` later instead.
 pub(crate) struct Forget {
     sessions: BoxStore,
     id: Option<String>,
+    tap: Tap,
+    expiry: Duration,
 }
 
 impl Forget {
-    /// A guard deleting session `id`.
-    pub(crate) fn new(sessions: BoxStore, id: String) -> Forget {
+    /// A guard deleting session `id` (after `expiry` when `tap` says a call waits for
+    /// approval).
+    pub(crate) fn new(sessions: BoxStore, id: String, tap: Tap, expiry: Duration) -> Forget {
         Forget {
             sessions,
             id: Some(id),
+            tap,
+            expiry,
         }
     }
 
-    /// Deletes the session now.
+    /// Deletes the session now, or schedules its deletion when a call waits for
+    /// approval.
     pub(crate) async fn now(mut self) {
-        if let Some(id) = self.id.take() {
+        let Some(id) = self.id.take() else { return };
+        if self.tap.asked() {
+            self.later(id);
+        } else {
             delete(&self.sessions, &id).await;
+        }
+    }
+
+    /// Deletes session `id` once the approval has had `expiry` to come.
+    fn later(&self, id: String) {
+        let (sessions, expiry) = (self.sessions.clone(), self.expiry);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                tokio::time::sleep(expiry).await;
+                delete(&sessions, &id).await;
+            });
         }
     }
 }
@@ -31,6 +59,9 @@ impl Forget {
 impl Drop for Forget {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
+        if self.tap.asked() {
+            return self.later(id);
+        }
         let sessions = self.sessions.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move { delete(&sessions, &id).await });
@@ -41,5 +72,53 @@ impl Drop for Forget {
 async fn delete(sessions: &BoxStore, id: &str) {
     if let Err(e) = sessions.delete(id).await {
         tracing::warn!(session = %id, "brute-serve: cannot delete the session of a chat completion: {e}");
+    }
+}
+
+/// The store of a server built without one ([`Server::without_store`](crate::Server::without_store)):
+/// it holds no session (every load is empty, every delete has nothing to do) and does
+/// no I/O. Its agents keep no session either: a lease is refused.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NoStore;
+
+impl NoStore {
+    fn refused(action: &'static str) -> SessionError {
+        SessionError::Io {
+            path: "".into(),
+            action,
+            source: std::io::Error::other("this server was built without a session store"),
+        }
+    }
+}
+
+impl SessionStore for NoStore {
+    type Lease = ();
+
+    async fn open(&self, _id: &str) -> Result<((), Vec<Message>), SessionError> {
+        Err(NoStore::refused("open a session"))
+    }
+
+    async fn append(&self, _lease: &mut (), _messages: &[Message]) -> Result<(), SessionError> {
+        Err(NoStore::refused("append to a session"))
+    }
+
+    async fn replace(&self, _lease: &mut (), _messages: &[Message]) -> Result<(), SessionError> {
+        Err(NoStore::refused("replace a session"))
+    }
+
+    async fn release(&self, _lease: ()) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    async fn load(&self, _id: &str) -> Result<Vec<Message>, SessionError> {
+        Ok(Vec::new())
+    }
+
+    async fn list(&self) -> Result<Vec<String>, SessionError> {
+        Ok(Vec::new())
+    }
+
+    async fn delete(&self, _id: &str) -> Result<(), SessionError> {
+        Ok(())
     }
 }
