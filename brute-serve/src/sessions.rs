@@ -11,7 +11,8 @@ use crate::chat_tap::Tap;
 
 /// Deletes a session the server made for one request (a chat completion, whose
 /// conversation lives in the client): with [`Forget::now`] once the turn has ended,
-/// or, if the request is dropped before that, on a task of its own. A session whose
+/// or, if the request is dropped before that, on a task of its own. A turn that ended
+/// having kept no session (no `SessionLog`) is followed by no store traffic. A session whose
 /// turn paused on a call of the agent's own that waits for approval ([`Tap::asked`])
 /// is kept for the decision and deleted `expiry` later instead.
 pub(crate) struct Forget {
@@ -34,9 +35,12 @@ impl Forget {
     }
 
     /// Deletes the session now, or schedules its deletion when a call waits for
-    /// approval.
+    /// approval; does nothing when the turn kept no session.
     pub(crate) async fn now(mut self) {
         let Some(id) = self.id.take() else { return };
+        if !self.tap.persisted() {
+            return;
+        }
         if self.tap.asked() {
             self.later(id);
         } else {
@@ -59,6 +63,8 @@ impl Forget {
 impl Drop for Forget {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
+        // A request dropped mid-turn may have left a session before its first model
+        // call said so: deleted whatever the flag says.
         if self.tap.asked() {
             return self.later(id);
         }
