@@ -55,6 +55,7 @@ use crate::message::ToolCall;
 /// let result = |id| outcome.env.messages.iter().find(|m| m.tool_call_id.as_deref() == Some(id));
 /// assert_eq!(result("c1").map(|m| m.content.as_str()), Some("5"));
 /// assert!(result("c2").is_some_and(|m| m.awaiting_approval));
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct ClientTools(Arc<[String]>);
