@@ -9,7 +9,7 @@
 //! with its `tool` results, goes on from there. Streamed chunks: `chat_stream`.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use axum::body::Bytes;
@@ -19,10 +19,11 @@ use axum::response::{IntoResponse, Response};
 use brute::session::SessionId;
 use brute::tools::ClientTools;
 use brute::{StopReason, ToolCall};
-use serde_json::Value;
 
 use crate::chat_tap::Tap;
-use crate::chat_wire::{APPROVAL_STATUS, ChatRequest, WireUsage, approval_required, completion};
+use crate::chat_wire::{
+    APPROVAL_STATUS, ChatRequest, Reply, completion, finish_reason, wire_usage,
+};
 use crate::error::{ApiError, parse};
 use crate::runner;
 use crate::sessions::Forget;
@@ -38,29 +39,6 @@ pub(crate) fn now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// What the response of one chat completion needs to know besides the turn's items.
-pub(crate) struct Reply {
-    /// The completion id (also the id of the turn's session).
-    pub(crate) id: String,
-    /// The `model` of the request: the agent.
-    pub(crate) model: String,
-    pub(crate) created: u64,
-    /// The tools of the request, which the client runs.
-    pub(crate) client: ClientTools,
-    pub(crate) tap: Tap,
-    /// Whether the turn's session outlives it (the server has a store).
-    pub(crate) keeps_sessions: bool,
-    pub(crate) approval_expiry: Duration,
-}
-
-impl Reply {
-    /// The answer to calls of the agent's own that wait for approval.
-    pub(crate) fn approval(&self, calls: &[&ToolCall]) -> Value {
-        let session = self.keeps_sessions.then_some(self.id.as_str());
-        approval_required(session, &self.model, calls, self.approval_expiry)
-    }
 }
 
 /// Runs the agent named by `model` on the request's messages, with the request's
@@ -175,27 +153,6 @@ pub(crate) async fn post(
         usage,
     ))
     .into_response())
-}
-
-/// OpenAI's `finish_reason`: `tool_calls` when the client has calls to run, `stop`
-/// for an answer, `length` for a turn a limit stopped.
-pub(crate) fn finish_reason(client_calls: bool, completed: bool) -> &'static str {
-    if client_calls {
-        "tool_calls"
-    } else if completed {
-        "stop"
-    } else {
-        "length"
-    }
-}
-
-/// The usage of a turn in the wire's names.
-pub(crate) fn wire_usage(usage: &brute::Usage) -> WireUsage {
-    WireUsage {
-        prompt_tokens: usage.input_tokens,
-        completion_tokens: usage.output_tokens,
-        total_tokens: usage.total(),
-    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,7 @@ use brute::stream::{TurnItem, TurnResult};
 use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
-use crate::chat::{Reply, finish_reason, wire_usage};
-use crate::chat_wire::{chunk, tool_call, usage_chunk};
+use crate::chat_wire::{Reply, chunk, finish_reason, tool_call, usage_chunk, wire_usage};
 
 /// The SSE response of a streamed completion of `items`.
 pub(crate) fn sse(

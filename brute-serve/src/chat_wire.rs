@@ -1,12 +1,17 @@
 //! The OpenAI Chat Completions wire format, as a server speaks it: the request it
-//! reads, the completion and the stream chunks it writes.
+//! reads, the completion and the stream chunks it writes, and what a response needs
+//! to know besides the turn ([`Reply`]).
+
+use std::time::Duration;
 
 use brute::model::ToolSpec;
 use brute::structured::OutputSchema;
+use brute::tools::ClientTools;
 use brute::{Message, Role, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::chat_tap::Tap;
 use crate::error::ApiError;
 
 /// A chat-completions request (fields brute has no use for, such as `temperature`,
@@ -363,4 +368,48 @@ pub(crate) fn approval_required(
             "pending": pending,
         }
     })
+}
+
+/// What the response of one chat completion needs to know besides the turn's items.
+pub(crate) struct Reply {
+    /// The completion id (also the id of the turn's session).
+    pub(crate) id: String,
+    /// The `model` of the request: the agent.
+    pub(crate) model: String,
+    pub(crate) created: u64,
+    /// The tools of the request, which the client runs.
+    pub(crate) client: ClientTools,
+    pub(crate) tap: Tap,
+    /// Whether the turn's session outlives it (the server has a store).
+    pub(crate) keeps_sessions: bool,
+    pub(crate) approval_expiry: Duration,
+}
+
+impl Reply {
+    /// The answer to calls of the agent's own that wait for approval.
+    pub(crate) fn approval(&self, calls: &[&ToolCall]) -> Value {
+        let session = self.keeps_sessions.then_some(self.id.as_str());
+        approval_required(session, &self.model, calls, self.approval_expiry)
+    }
+}
+
+/// OpenAI's `finish_reason`: `tool_calls` when the client has calls to run, `stop`
+/// for an answer, `length` for a turn a limit stopped.
+pub(crate) fn finish_reason(client_calls: bool, completed: bool) -> &'static str {
+    if client_calls {
+        "tool_calls"
+    } else if completed {
+        "stop"
+    } else {
+        "length"
+    }
+}
+
+/// The usage of a turn in the wire's names.
+pub(crate) fn wire_usage(usage: &brute::Usage) -> WireUsage {
+    WireUsage {
+        prompt_tokens: usage.input_tokens,
+        completion_tokens: usage.output_tokens,
+        total_tokens: usage.total(),
+    }
 }

@@ -356,7 +356,11 @@ async fn an_approval_pause_is_an_approval_required_error_and_its_session_waits_f
             .contains(&format!("/v1/sessions/{session}/approvals/call_d")),
         "{body}"
     );
-    assert_eq!(store.list().await.unwrap(), [session.clone()], "kept");
+    assert_eq!(
+        store.list().await.unwrap(),
+        std::slice::from_ref(&session),
+        "kept"
+    );
 
     // The decision the error names resumes the turn.
     let decided = post(

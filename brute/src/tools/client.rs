@@ -3,10 +3,6 @@
 
 use std::sync::Arc;
 
-use super::pipeline::{Approval, Decision};
-use crate::env::Extensions;
-use crate::message::ToolCall;
-
 /// The names of tools that the caller of a turn runs, not the agent: put it in
 /// [`Env::extensions`](crate::Env::extensions) (and the tools' specs in
 /// [`Env::tools`](crate::Env::tools), so that the model sees them).
@@ -78,14 +74,5 @@ impl ClientTools {
     /// The names, in the order given.
     pub fn names(&self) -> &[String] {
         &self.0
-    }
-}
-
-/// The decision on `call`: a pause for a client tool named in `extensions`, the
-/// approval policy's otherwise.
-pub(crate) fn decide(approval: &Approval, extensions: &Extensions, call: &ToolCall) -> Decision {
-    match extensions.get::<ClientTools>() {
-        Some(client) if client.contains(&call.name) => Decision::Ask,
-        _ => approval.decide(call),
     }
 }

@@ -424,7 +424,7 @@ where
         let calls = &env.messages[reply].tool_calls;
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
-            let decided = super::client::decide(&self.approval, &env.extensions, call);
+            let decided = pause::decide(&self.approval, &env.extensions, call);
             if decided != Decision::Ask {
                 // One call: no stream to set up (the common case), and nothing is
                 // appended while it runs, so it runs borrowed from the reply.
@@ -438,7 +438,7 @@ where
             let approval = &self.approval;
             calls
                 .iter()
-                .map(|c| super::client::decide(approval, extensions, c))
+                .map(|c| pause::decide(approval, extensions, c))
                 .collect()
         };
         // Calls the policy asks a person about are stored as pending and pause the turn.
