@@ -23,9 +23,10 @@ use crate::{
 
 /// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
 ///
-/// Every agent must keep its conversation with `SessionLog { store }` on the store
-/// given to [`Server::new`]: the server keeps no session state of its own, so any
-/// number of servers on one store (PostgreSQL) serve the same sessions.
+/// Every agent that keeps a conversation does so with `SessionLog { store }` on the
+/// store given to [`Server::new`]: the server keeps no session state of its own, so
+/// any number of servers on one store (PostgreSQL) serve the same sessions. Agents
+/// that keep none need no store: [`Server::without_store`].
 pub struct Server {
     sessions: BoxStore,
     agents: Vec<(String, Arc<BoxAgent>)>,
