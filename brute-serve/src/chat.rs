@@ -59,8 +59,9 @@ pub(crate) async fn post(
     if !env.messages.iter().any(|m| m.role != brute::Role::System) {
         return Err(ApiError::invalid("messages: no user message"));
     }
-    let mut names = Vec::with_capacity(request.tools.len());
-    for (index, tool) in request.tools.into_iter().enumerate() {
+    let tools = request.tools.unwrap_or_default();
+    let mut names = Vec::with_capacity(tools.len());
+    for (index, tool) in tools.into_iter().enumerate() {
         let spec = tool.into_spec(index)?;
         if names.contains(&spec.name) {
             return Err(ApiError::invalid(format!(
@@ -102,7 +103,7 @@ pub(crate) async fn post(
         keeps_sessions: shared.keeps_sessions,
         approval_expiry: shared.approval_expiry,
     };
-    if request.stream {
+    if request.stream.unwrap_or(false) {
         let include_usage = request.stream_options.is_some_and(|o| o.include_usage);
         let started = runner::start(&shared, agent, env, &reply.id, forget).await?;
         return Ok(crate::chat_stream::sse(

@@ -22,12 +22,13 @@ pub(crate) struct ChatRequest {
     pub(crate) model: String,
     /// The conversation so far.
     pub(crate) messages: Vec<WireMessage>,
-    /// Whether to answer with a stream of chunks.
+    /// Whether to answer with a stream of chunks (`null` is `false`).
     #[serde(default)]
-    pub(crate) stream: bool,
-    /// Tools the client runs: advertised to the model next to the agent's own.
+    pub(crate) stream: Option<bool>,
+    /// Tools the client runs: advertised to the model next to the agent's own
+    /// (`null` is none).
     #[serde(default)]
-    pub(crate) tools: Vec<WireTool>,
+    pub(crate) tools: Option<Vec<WireTool>>,
     /// The shape of the answer: `json_schema` or `json_object` (`text` is the default).
     #[serde(default)]
     pub(crate) response_format: Option<ResponseFormat>,
@@ -388,7 +389,9 @@ pub(crate) struct Reply {
 impl Reply {
     /// The answer to calls of the agent's own that wait for approval.
     pub(crate) fn approval(&self, calls: &[&ToolCall]) -> Value {
-        let session = self.keeps_sessions.then_some(self.id.as_str());
+        // The session exists when the turn kept one on the server's store.
+        let kept = self.keeps_sessions && self.tap.persisted();
+        let session = kept.then_some(self.id.as_str());
         approval_required(session, &self.model, calls, self.approval_expiry)
     }
 }

@@ -262,6 +262,21 @@ async fn client_tool_calls_have_openai_s_exact_wire_shape_streamed_and_not() {
         .unwrap();
     assert!(!body.contains("usage"), "{body}");
     assert!(body.contains("I have no weather tool."), "{body}");
+    // `null` for an optional field is its absence, as OpenAI takes it.
+    let nulls = json!({
+        "model": "assistant",
+        "messages": [{"role": "user", "content": WEATHER}],
+        "stream": null, "tools": null, "response_format": null, "stream_options": null,
+    });
+    let answer = post(&client, url.clone(), nulls).send().await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(
+        answer
+            .text()
+            .await
+            .unwrap()
+            .contains("I have no weather tool.")
+    );
     plain["stream"] = json!(false);
     plain["tools"] = json!([{"type": "retrieval"}]);
     let bad = post(&client, url, plain).send().await.unwrap();
