@@ -34,7 +34,8 @@ fn completion_id() -> String {
     crate::ids::unique_id("chatcmpl")
 }
 
-pub(crate) fn now() -> u64 {
+/// Seconds since the Unix epoch: the `created` of a completion.
+fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
