@@ -40,6 +40,18 @@ impl Tap {
     }
 }
 
+#[cfg(test)]
+impl Tap {
+    /// A tap as a turn that kept a session (`persisted`) and paused on an approval
+    /// (`asked`) leaves it.
+    pub(crate) fn marked(persisted: bool, asked: bool) -> Tap {
+        let tap = Tap::default();
+        tap.0.persisted.store(persisted, Ordering::Release);
+        tap.0.asked.store(asked, Ordering::Release);
+        tap
+    }
+}
+
 /// Installs the handlers that fill a [`Tap`] on `agent`. Turns without one pay one
 /// lookup per `ModelRequest`, `TurnEnd` and `ApprovalRequired` event.
 pub(crate) fn attach<S: Handler<Env>>(agent: &mut Agent<S>) {

@@ -128,3 +128,81 @@ impl SessionStore for NoStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use brute::Message;
+    use brute::session::{BoxStore, SessionError, SessionStore};
+    use tokio::sync::mpsc;
+
+    use super::Forget;
+    use crate::chat_tap::Tap;
+
+    /// A store that reports each deletion and holds nothing.
+    struct Deletions(mpsc::UnboundedSender<String>);
+
+    impl SessionStore for Deletions {
+        type Lease = ();
+        async fn open(&self, _: &str) -> Result<((), Vec<Message>), SessionError> {
+            Ok(((), Vec::new()))
+        }
+        async fn append(&self, _: &mut (), _: &[Message]) -> Result<(), SessionError> {
+            Ok(())
+        }
+        async fn replace(&self, _: &mut (), _: &[Message]) -> Result<(), SessionError> {
+            Ok(())
+        }
+        async fn release(&self, _: ()) -> Result<(), SessionError> {
+            Ok(())
+        }
+        async fn load(&self, _: &str) -> Result<Vec<Message>, SessionError> {
+            Ok(Vec::new())
+        }
+        async fn list(&self) -> Result<Vec<String>, SessionError> {
+            Ok(Vec::new())
+        }
+        async fn delete(&self, id: &str) -> Result<(), SessionError> {
+            let _ = self.0.send(id.to_owned());
+            Ok(())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_paused_for_approval_is_deleted_when_it_expires_not_before() {
+        let (tx, mut deleted) = mpsc::unbounded_channel();
+        let store = BoxStore::from_arc(Arc::new(Deletions(tx)));
+        let expiry = Duration::from_secs(3600);
+        Forget::new(
+            store.clone(),
+            "asked".into(),
+            Tap::marked(true, true),
+            expiry,
+        )
+        .now()
+        .await;
+        Forget::new(
+            store.clone(),
+            "done".into(),
+            Tap::marked(true, false),
+            expiry,
+        )
+        .now()
+        .await;
+        Forget::new(store, "none".into(), Tap::marked(false, false), expiry)
+            .now()
+            .await;
+        // The finished turn's session went at once; the paused one waits for its
+        // expiry (the clock is paused and moved by hand).
+        assert_eq!(deleted.try_recv().as_deref(), Ok("done"));
+        tokio::time::advance(expiry - Duration::from_secs(1)).await;
+        tokio::task::yield_now().await;
+        assert!(deleted.try_recv().is_err(), "deleted before its expiry");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(deleted.recv().await.as_deref(), Some("asked"));
+        // A turn that kept no session deleted nothing.
+        assert!(deleted.try_recv().is_err());
+    }
+}
