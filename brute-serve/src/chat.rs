@@ -1,24 +1,29 @@
 //! `POST /v1/chat/completions`: an OpenAI-compatible face of the agents, streamed and
 //! not. The request carries the whole conversation, as with OpenAI: each request
 //! runs one turn in a session of its own, deleted when the turn ends (or when the
-//! client goes away first).
+//! client goes away first), kept a while when a call waits for approval.
+//!
+//! The request's `tools` run on the client ([`ClientTools`]): the model sees them next
+//! to the agent's own, a call to one pauses the turn and comes back as `tool_calls`
+//! (`finish_reason: "tool_calls"`), and the client's next request, the conversation
+//! with its `tool` results, goes on from there. Streamed chunks: `chat_stream`.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use brute::StopReason;
 use brute::session::SessionId;
-use brute::stream::{TurnItem, TurnResult};
-use futures_util::StreamExt;
-use serde_json::{Value, json};
+use brute::tools::ClientTools;
+use brute::{StopReason, ToolCall};
 
-use crate::chat_wire::{ChatRequest, WireUsage, chunk, completion};
+use crate::chat_tap::Tap;
+use crate::chat_wire::{
+    APPROVAL_STATUS, ChatRequest, Reply, completion, finish_reason, wire_usage,
+};
 use crate::error::{ApiError, parse};
 use crate::runner;
 use crate::sessions::Forget;
@@ -29,6 +34,7 @@ fn completion_id() -> String {
     crate::ids::unique_id("chatcmpl")
 }
 
+/// Seconds since the Unix epoch: the `created` of a completion.
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -36,7 +42,9 @@ fn now() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs the agent named by `model` on the request's messages.
+/// Runs the agent named by `model` on the request's messages, with the request's
+/// tools advertised (they run on the client) and its `response_format` as the
+/// turn's output schema.
 pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
     body: Bytes,
@@ -52,106 +60,108 @@ pub(crate) async fn post(
     if !env.messages.iter().any(|m| m.role != brute::Role::System) {
         return Err(ApiError::invalid("messages: no user message"));
     }
-    let model = request.model;
-    // The conversation lives in the client: the request's session goes afterwards.
-    let forget = Forget::new(shared.sessions.clone(), id.clone());
-    if request.stream {
-        let started = runner::start(&shared, agent, env, &id, Some(forget)).await?;
-        let done = futures_util::stream::once(async { Event::default().data("[DONE]") });
-        let events = chunks(started.items(), id, model)
-            .chain(done)
-            .map(Ok::<_, Infallible>);
-        return Ok(Sse::new(events)
-            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-            .into_response());
+    let tools = request.tools.unwrap_or_default();
+    let mut names = Vec::with_capacity(tools.len());
+    for (index, tool) in tools.into_iter().enumerate() {
+        let spec = tool.into_spec(index)?;
+        if names.contains(&spec.name) {
+            return Err(ApiError::invalid(format!(
+                "tools[{index}].function.name: `{}` is given twice",
+                spec.name
+            )));
+        }
+        names.push(spec.name.clone());
+        env.tools.push(spec);
+    }
+    let client = ClientTools::new(names);
+    if !client.names().is_empty() {
+        env.extensions.insert(client.clone());
+    }
+    if let Some(format) = request.response_format
+        && let Some(schema) = format.into_schema()?
+    {
+        env.extensions.insert(schema);
+    }
+    let tap = Tap::default();
+    env.extensions.insert(tap.clone());
+    // The conversation lives in the client: the request's session goes afterwards
+    // (kept a while when a call waits for approval). A server without a store has
+    // nothing to delete.
+    let forget = shared.keeps_sessions.then(|| {
+        Forget::new(
+            shared.sessions.clone(),
+            id.clone(),
+            tap.clone(),
+            shared.approval_expiry,
+        )
+    });
+    let reply = Reply {
+        id,
+        model: request.model,
+        created: now(),
+        client,
+        tap,
+        keeps_sessions: shared.keeps_sessions,
+        approval_expiry: shared.approval_expiry,
+    };
+    if request.stream.unwrap_or(false) {
+        let include_usage = request.stream_options.is_some_and(|o| o.include_usage);
+        let started = runner::start(&shared, agent, env, &reply.id, forget).await?;
+        return Ok(crate::chat_stream::sse(
+            started.items(),
+            reply,
+            include_usage,
+        ));
     }
     let turn = tokio::time::timeout(shared.timeout, agent.turn(env)).await;
-    forget.now().await;
+    if let Some(forget) = forget {
+        forget.now().await;
+    }
     let outcome = turn
         .map_err(|_| ApiError::timeout("the chat completion", shared.timeout))?
-        .map_err(|e| ApiError::turn(&id, &e))?;
-    let finish = match outcome.stop {
-        StopReason::Completed => "stop",
-        _ => "length",
-    };
-    let usage = outcome.env.usage();
-    let usage = WireUsage {
-        prompt_tokens: usage.input_tokens,
-        completion_tokens: usage.output_tokens,
-        total_tokens: usage.total(),
-    };
-    let text = outcome.text().unwrap_or_default();
-    Ok(Json(completion(&id, now(), &model, text, finish, usage)).into_response())
-}
-
-/// The chunks of a streamed completion: the role first, then the text as it comes
-/// (the whole text of a reply whose model did not stream), then the finish.
-fn chunks(
-    items: impl futures_util::Stream<Item = TurnItem> + Send + 'static,
-    id: String,
-    model: String,
-) -> impl futures_util::Stream<Item = Event> + Send + 'static {
-    let created = now();
-    let head = chunk(
-        &id,
-        created,
-        &model,
-        json!({ "role": "assistant", "content": "" }),
-        None,
+        .map_err(|e| ApiError::turn(&reply.id, &e))?;
+    let message = outcome.message();
+    let calls: Vec<&ToolCall> = message
+        .map(|m| m.tool_calls.iter().collect())
+        .unwrap_or_default();
+    if let Some(pending) = outcome.stop.awaiting_approval() {
+        let asked: Vec<&ToolCall> = calls
+            .iter()
+            .copied()
+            .filter(|c| pending.contains(&c.id) && !reply.client.contains(&c.name))
+            .collect();
+        if !asked.is_empty() {
+            let status = StatusCode::from_u16(APPROVAL_STATUS).unwrap_or(StatusCode::FORBIDDEN);
+            return Ok((status, Json(reply.approval(&asked))).into_response());
+        }
+    }
+    let client_calls: Vec<&ToolCall> = calls
+        .into_iter()
+        .filter(|c| reply.client.contains(&c.name))
+        .collect();
+    let finish = finish_reason(
+        !client_calls.is_empty(),
+        outcome.stop == StopReason::Completed,
     );
-    let head = futures_util::stream::once(async move { data(&head) });
-    // Whether the current reply streamed deltas (then its `message` repeats them).
-    let mut streamed = false;
-    let body = items.filter_map(move |item| {
-        let out = match item {
-            TurnItem::ContentDelta { text } => {
-                streamed = true;
-                Some(chunk(
-                    &id,
-                    created,
-                    &model,
-                    json!({ "content": text }),
-                    None,
-                ))
-            }
-            TurnItem::Message { message } => {
-                let out = (!streamed && !message.content.is_empty()).then(|| {
-                    chunk(
-                        &id,
-                        created,
-                        &model,
-                        json!({ "content": message.content }),
-                        None,
-                    )
-                });
-                streamed = false;
-                out
-            }
-            TurnItem::End {
-                result: TurnResult::Failed { error },
-            } => Some(json!({ "error": { "type": "turn", "message": error } })),
-            TurnItem::End { result } => {
-                let finish = match result {
-                    TurnResult::Completed { .. } => "stop",
-                    _ => "length",
-                };
-                Some(chunk(&id, created, &model, json!({}), Some(finish)))
-            }
-            _ => None,
-        };
-        std::future::ready(out.map(|v| data(&v)))
-    });
-    head.chain(body)
-}
-
-fn data(value: &Value) -> Event {
-    Event::default().data(value.to_string())
+    let usage = wire_usage(&outcome.env.usage());
+    let text = message.map(|m| m.content.as_str()).unwrap_or_default();
+    Ok(Json(completion(
+        &reply.id,
+        reply.created,
+        &reply.model,
+        text,
+        &client_calls,
+        finish,
+        usage,
+    ))
+    .into_response())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use brute::Message;
+    use serde_json::json;
 
     #[test]
     fn completion_ids_differ() {

@@ -1,10 +1,17 @@
 //! The OpenAI Chat Completions wire format, as a server speaks it: the request it
-//! reads, the completion and the stream chunks it writes.
+//! reads, the completion and the stream chunks it writes, and what a response needs
+//! to know besides the turn ([`Reply`]).
 
+use std::time::Duration;
+
+use brute::model::ToolSpec;
+use brute::structured::OutputSchema;
+use brute::tools::ClientTools;
 use brute::{Message, Role, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::chat_tap::Tap;
 use crate::error::ApiError;
 
 /// A chat-completions request (fields brute has no use for, such as `temperature`,
@@ -15,9 +22,134 @@ pub(crate) struct ChatRequest {
     pub(crate) model: String,
     /// The conversation so far.
     pub(crate) messages: Vec<WireMessage>,
-    /// Whether to answer with a stream of chunks.
+    /// Whether to answer with a stream of chunks (`null` is `false`).
     #[serde(default)]
-    pub(crate) stream: bool,
+    pub(crate) stream: Option<bool>,
+    /// Tools the client runs: advertised to the model next to the agent's own
+    /// (`null` is none).
+    #[serde(default)]
+    pub(crate) tools: Option<Vec<WireTool>>,
+    /// The shape of the answer: `json_schema` or `json_object` (`text` is the default).
+    #[serde(default)]
+    pub(crate) response_format: Option<ResponseFormat>,
+    /// Options of a streamed answer.
+    #[serde(default)]
+    pub(crate) stream_options: Option<StreamOptions>,
+}
+
+/// `stream_options`: `include_usage` adds a last chunk with `choices: []` and the usage.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct StreamOptions {
+    #[serde(default)]
+    pub(crate) include_usage: bool,
+}
+
+/// A tool of the request: `{"type": "function", "function": {"name", "description"?,
+/// "parameters"?}}`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireTool {
+    #[serde(rename = "type")]
+    kind: String,
+    function: WireToolFunction,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireToolFunction {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    parameters: Option<Value>,
+}
+
+impl WireTool {
+    /// The spec the model is shown; `index` names the tool in errors.
+    pub(crate) fn into_spec(self, index: usize) -> Result<ToolSpec, ApiError> {
+        if self.kind != "function" {
+            return Err(ApiError::invalid(format!(
+                "tools[{index}].type: `{}` is not supported (only `function`)",
+                self.kind
+            )));
+        }
+        let WireToolFunction {
+            name,
+            description,
+            parameters,
+        } = self.function;
+        if name.is_empty() {
+            return Err(ApiError::invalid(format!(
+                "tools[{index}].function.name: empty"
+            )));
+        }
+        let parameters = match parameters {
+            None => json!({"type": "object", "properties": {}}),
+            Some(p @ Value::Object(_)) => p,
+            Some(_) => {
+                return Err(ApiError::invalid(format!(
+                    "tools[{index}].function.parameters: expected a JSON Schema object"
+                )));
+            }
+        };
+        Ok(ToolSpec::new(name, description, parameters))
+    }
+}
+
+/// `response_format`: `{"type": "text"}`, `{"type": "json_object"}` or
+/// `{"type": "json_schema", "json_schema": {"name", "schema"?, "strict"?, "description"?}}`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ResponseFormat {
+    /// Free text: nothing to do.
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// JSON matching a schema.
+    JsonSchema {
+        /// The schema and its name.
+        json_schema: WireJsonSchema,
+    },
+}
+
+/// The `json_schema` of a `response_format`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireJsonSchema {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    schema: Option<Value>,
+    #[serde(default)]
+    strict: Option<bool>,
+}
+
+impl ResponseFormat {
+    /// The output schema the turn's model is given, none for text.
+    pub(crate) fn into_schema(self) -> Result<Option<OutputSchema>, ApiError> {
+        Ok(match self {
+            ResponseFormat::Text => None,
+            // Any object: a schema no provider makes strict (no `properties` to close).
+            ResponseFormat::JsonObject => {
+                Some(OutputSchema::new("json_object", json!({"type": "object"})).strict(false))
+            }
+            ResponseFormat::JsonSchema { json_schema } => {
+                let schema = match json_schema.schema {
+                    None => json!({"type": "object"}),
+                    Some(s @ Value::Object(_)) => s,
+                    Some(_) => {
+                        return Err(ApiError::invalid(
+                            "response_format.json_schema.schema: expected a JSON Schema object",
+                        ));
+                    }
+                };
+                let mut output = OutputSchema::new(&json_schema.name, schema)
+                    .strict(json_schema.strict.unwrap_or(false));
+                if let Some(description) = json_schema.description {
+                    output = output.description(description);
+                }
+                Some(output)
+            }
+        })
+    }
 }
 
 /// One message of a request.
@@ -114,15 +246,43 @@ pub(crate) struct WireUsage {
     pub(crate) total_tokens: u64,
 }
 
-/// A whole completion: `object: "chat.completion"`.
+/// A tool call as OpenAI writes it: `{"id", "type": "function", "function": {"name",
+/// "arguments"}}`, the arguments a string of JSON; `index` is set in stream deltas.
+pub(crate) fn tool_call(call: &ToolCall, index: Option<usize>) -> Value {
+    let arguments = match &call.arguments {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut value = json!({
+        "id": call.id,
+        "type": "function",
+        "function": { "name": call.name, "arguments": arguments },
+    });
+    if let (Some(index), Some(map)) = (index, value.as_object_mut()) {
+        map.insert("index".into(), index.into());
+    }
+    value
+}
+
+/// A whole completion: `object: "chat.completion"`. With `calls`, the message carries
+/// them as `tool_calls` (and `content` is null when there is no text).
 pub(crate) fn completion(
     id: &str,
     created: u64,
     model: &str,
     text: &str,
+    calls: &[&ToolCall],
     finish: &str,
     usage: WireUsage,
 ) -> Value {
+    let mut message = json!({ "role": "assistant", "content": text });
+    if !calls.is_empty() {
+        if text.is_empty() {
+            message["content"] = Value::Null;
+        }
+        let calls: Vec<Value> = calls.iter().map(|c| tool_call(c, None)).collect();
+        message["tool_calls"] = Value::Array(calls);
+    }
     json!({
         "id": id,
         "object": "chat.completion",
@@ -130,7 +290,7 @@ pub(crate) fn completion(
         "model": model,
         "choices": [{
             "index": 0,
-            "message": { "role": "assistant", "content": text },
+            "message": message,
             "finish_reason": finish,
         }],
         "usage": usage,
@@ -152,4 +312,107 @@ pub(crate) fn chunk(
         "model": model,
         "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
     })
+}
+
+/// The last chunk of a stream asked for with `stream_options.include_usage`: no
+/// choice, the usage of the whole turn.
+pub(crate) fn usage_chunk(id: &str, created: u64, model: &str, usage: WireUsage) -> Value {
+    json!({
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [],
+        "usage": usage,
+    })
+}
+
+/// The status of a chat completion whose turn paused on a call that waits for a
+/// person's approval: 403 (not 409 or 5xx, which OpenAI clients retry on their own).
+pub(crate) const APPROVAL_STATUS: u16 = 403;
+
+/// The error body of a chat completion whose turn paused on `calls`, calls of the
+/// agent's own that wait for a person's approval: the OpenAI error shape with
+/// `code: "approval_required"`, plus `session` (kept for the decision, `null` when the
+/// server keeps none), `agent` and `pending` (the calls, in the `tool_calls` shape).
+pub(crate) fn approval_required(
+    session: Option<&str>,
+    agent: &str,
+    calls: &[&ToolCall],
+    expiry: std::time::Duration,
+) -> Value {
+    let names: Vec<String> = calls
+        .iter()
+        .map(|c| format!("`{}` (`{}`)", c.id, c.name))
+        .collect();
+    let how = match (session, calls.first()) {
+        (Some(session), Some(first)) => format!(
+            "decide with POST /v1/sessions/{session}/approvals/{}?agent={agent} and \
+             {{\"decision\": \"approve\"}} (or \"deny\", or \"edit\" with \"arguments\") \
+             within {} s; the rest of the turn streams from there",
+            first.id,
+            expiry.as_secs()
+        ),
+        _ => "this server keeps no session, so it cannot be decided: give the agent a \
+              `SessionLog` on the server's store"
+            .to_owned(),
+    };
+    let pending: Vec<Value> = calls.iter().map(|c| tool_call(c, None)).collect();
+    json!({
+        "error": {
+            "message": format!("tool call {} waits for a person's approval: {how}", names.join(", ")),
+            "type": "approval_required",
+            "param": null,
+            "code": "approval_required",
+            "session": session,
+            "agent": agent,
+            "pending": pending,
+        }
+    })
+}
+
+/// What the response of one chat completion needs to know besides the turn's items.
+pub(crate) struct Reply {
+    /// The completion id (also the id of the turn's session).
+    pub(crate) id: String,
+    /// The `model` of the request: the agent.
+    pub(crate) model: String,
+    pub(crate) created: u64,
+    /// The tools of the request, which the client runs.
+    pub(crate) client: ClientTools,
+    pub(crate) tap: Tap,
+    /// Whether the turn's session outlives it (the server has a store).
+    pub(crate) keeps_sessions: bool,
+    pub(crate) approval_expiry: Duration,
+}
+
+impl Reply {
+    /// The answer to calls of the agent's own that wait for approval.
+    pub(crate) fn approval(&self, calls: &[&ToolCall]) -> Value {
+        // The session exists when the turn kept one on the server's store.
+        let kept = self.keeps_sessions && self.tap.persisted();
+        let session = kept.then_some(self.id.as_str());
+        approval_required(session, &self.model, calls, self.approval_expiry)
+    }
+}
+
+/// OpenAI's `finish_reason`: `tool_calls` when the client has calls to run, `stop`
+/// for an answer, `length` for a turn a limit stopped.
+pub(crate) fn finish_reason(client_calls: bool, completed: bool) -> &'static str {
+    if client_calls {
+        "tool_calls"
+    } else if completed {
+        "stop"
+    } else {
+        "length"
+    }
+}
+
+/// The usage of a turn in the wire's names.
+pub(crate) fn wire_usage(usage: &brute::Usage) -> WireUsage {
+    WireUsage {
+        prompt_tokens: usage.input_tokens,
+        completion_tokens: usage.output_tokens,
+        total_tokens: usage.total(),
+    }
 }

@@ -11,7 +11,7 @@
 //! | `POST /v1/sessions/{id}/approvals/{call_id}` | a decision on a call that waits for approval (`{"decision": "approve"}`, `"deny"` with a `reason`, `"edit"` with `arguments`); the paused turn resumes and streams as above |
 //! | `GET /v1/sessions/{id}` | the stored history and the calls waiting for approval (`404` for none) |
 //! | `DELETE /v1/sessions/{id}` | deletes it (`204`; `409` while a turn runs) |
-//! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
+//! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent; the request's `tools` run on the client (their calls come back as `tool_calls`), `response_format` is the turn's output schema, `stream_options.include_usage` adds the usage chunk; a call waiting for approval is a 403 `approval_required` naming the session kept for the decision |
 //! | `GET /v1/agents` | the agents, the default first |
 //! | `GET /v1/models`, `GET /v1/models/{id}` | the agents in OpenAI's model-list shape (`{"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}]}`), each `id` a `model` of chat completions; 404 for an unknown id |
 //! | `GET /.well-known/agent-card.json`, `POST /a2a` | A2A v1.0: the default agent's card (no auth) and its JSON-RPC binding (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`); `/a2a/{agent}` for the others, and the same over HTTP+JSON under `/a2a-rest`; see [`A2aAgent`] for the client |
@@ -57,6 +57,8 @@ mod a2a;
 mod approvals;
 mod auth;
 mod chat;
+mod chat_stream;
+mod chat_tap;
 mod chat_wire;
 mod encode;
 mod error;

@@ -17,13 +17,16 @@ use tokio_util::task::TaskTracker;
 
 use crate::error::ServeError;
 use crate::state::Shared;
-use crate::{approvals, auth, chat, fallback, health, live, models, sessions_api, turns, web};
+use crate::{
+    approvals, auth, chat, chat_tap, fallback, health, live, models, sessions_api, turns, web,
+};
 
 /// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
 ///
-/// Every agent must keep its conversation with `SessionLog { store }` on the store
-/// given to [`Server::new`]: the server keeps no session state of its own, so any
-/// number of servers on one store (PostgreSQL) serve the same sessions.
+/// Every agent that keeps a conversation does so with `SessionLog { store }` on the
+/// store given to [`Server::new`]: the server keeps no session state of its own, so
+/// any number of servers on one store (PostgreSQL) serve the same sessions. Agents
+/// that keep none need no store: [`Server::without_store`].
 pub struct Server {
     sessions: BoxStore,
     agents: Vec<(String, Arc<BoxAgent>)>,
@@ -31,6 +34,9 @@ pub struct Server {
     body_limit: usize,
     timeout: Duration,
     drain: Duration,
+    /// Whether the server was built with a store (false: `without_store`).
+    keeps_sessions: bool,
+    approval_expiry: Duration,
 }
 
 impl Server {
@@ -43,7 +49,27 @@ impl Server {
             body_limit: 1 << 20,
             timeout: Duration::from_secs(300),
             drain: Duration::from_secs(30),
+            keeps_sessions: true,
+            approval_expiry: Duration::from_secs(3600),
         }
+    }
+
+    /// A server for agents that keep no session (no `SessionLog`): it has no store,
+    /// so a chat completion touches none, `GET /v1/sessions/{id}` finds nothing and
+    /// `/readyz` needs nothing. Turn requests still run, without a history.
+    pub fn without_store() -> Server {
+        let mut server = Server::new(Arc::new(crate::sessions::NoStore));
+        server.keeps_sessions = false;
+        server
+    }
+
+    /// How long the session of a chat completion that paused for approval is kept
+    /// for the decision (`POST /v1/sessions/{id}/approvals/{call_id}`) before it is
+    /// deleted (default an hour; the deletion is scheduled in this process, so a
+    /// restart in between leaves the session in the store).
+    pub fn approval_expiry(mut self, expiry: Duration) -> Server {
+        self.approval_expiry = expiry;
+        self
     }
 
     /// Hosts `agent` under `name` (the `agent` field of a turn, the `model` of a chat
@@ -55,6 +81,7 @@ impl Server {
     ) -> Server {
         let mut agent = agent.boxed();
         live::attach(&mut agent);
+        chat_tap::attach(&mut agent);
         self.agents.push((name.into(), Arc::new(agent)));
         self
     }
@@ -119,6 +146,8 @@ impl Server {
             agents,
             default_agent,
             timeout: self.timeout,
+            keeps_sessions: self.keeps_sessions,
+            approval_expiry: self.approval_expiry,
             created: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())

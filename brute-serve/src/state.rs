@@ -21,6 +21,11 @@ pub(crate) struct Shared {
     pub(crate) agents: BTreeMap<String, Arc<BoxAgent>>,
     pub(crate) default_agent: String,
     pub(crate) timeout: Duration,
+    /// Whether the server has a store of its own (chat completions then delete the
+    /// sessions their turns made).
+    pub(crate) keeps_sessions: bool,
+    /// How long a chat completion's session paused for approval is kept.
+    pub(crate) approval_expiry: Duration,
     /// When the server was built, in seconds since the Unix epoch (the `created` of
     /// its models).
     pub(crate) created: u64,

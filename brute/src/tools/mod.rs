@@ -23,6 +23,7 @@
 //! |---|---|
 //! | `tool.rs` | the [`Tool`] trait, [`ToolOutput`], [`schema_for`] |
 //! | `set.rs` | [`ToolSet`] (tuples, [`tools!`](crate::tools!), [`Registry`]) and [`PreparedCall`]: a call looked up once, bound to its tool |
+//! | `client.rs` | [`ClientTools`]: tools the caller runs, which pause the turn instead |
 //! | `context.rs` | [`ToolContext`]: what every tool shares, composed of the five below |
 //! | `sandbox.rs` | confinement: [`Sandbox`], [`RootDir`] |
 //! | `undo.rs` | the undo history: [`SnapshotStore`] |
@@ -65,6 +66,7 @@
 //! ```
 
 mod builtin;
+mod client;
 mod context;
 mod error;
 mod locks;
@@ -85,6 +87,7 @@ pub use builtin::{
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
+pub use client::ClientTools;
 pub use context::ToolContext;
 pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
 pub use network::NetworkPolicy;

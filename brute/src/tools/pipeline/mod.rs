@@ -424,7 +424,7 @@ where
         let calls = &env.messages[reply].tool_calls;
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
-            let decided = self.approval.decide(call);
+            let decided = pause::decide(&self.approval, &env.extensions, call);
             if decided != Decision::Ask {
                 // One call: no stream to set up (the common case), and nothing is
                 // appended while it runs, so it runs borrowed from the reply.
@@ -434,7 +434,12 @@ where
             }
             vec![decided]
         } else {
-            calls.iter().map(|c| self.approval.decide(c)).collect()
+            let extensions = &env.extensions;
+            let approval = &self.approval;
+            calls
+                .iter()
+                .map(|c| pause::decide(approval, extensions, c))
+                .collect()
         };
         // Calls the policy asks a person about are stored as pending and pause the turn.
         self.pause(env, reply, &decided).await?;

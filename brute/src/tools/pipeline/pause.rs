@@ -6,16 +6,17 @@
 //! `awaiting_approval` set (a valid result for every reader: "not run yet"), so
 //! nothing lives in memory between the pause and the decision.
 
-use super::approval::Decision;
+use super::approval::{Approval, Decision};
 use super::stages::ToolCallEnv;
 use super::{DefaultToolPipeline, append_result};
-use crate::env::Env;
+use crate::env::{Env, Extensions};
 use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::stop::{ApprovalDecision, ApprovalError, ExitReason, Verdict};
 use crate::stream::{pending_approvals, pending_call};
+use crate::tools::client::ClientTools;
 use crate::tools::context::ToolContext;
 use crate::tools::secrets::Secrets;
 use crate::tools::set::ToolSet;
@@ -136,4 +137,13 @@ fn waiting(messages: &[Message]) -> Vec<String> {
         .into_iter()
         .map(|call| call.id.clone())
         .collect()
+}
+
+/// The decision on `call`: a pause for a tool that runs on the client
+/// ([`ClientTools`] in `extensions`), the approval policy's otherwise.
+pub(super) fn decide(approval: &Approval, extensions: &Extensions, call: &ToolCall) -> Decision {
+    match extensions.get::<ClientTools>() {
+        Some(client) if client.contains(&call.name) => Decision::Ask,
+        _ => approval.decide(call),
+    }
 }
