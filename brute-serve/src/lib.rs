@@ -15,6 +15,7 @@
 //! | `GET /v1/agents` | the agents, the default first |
 //! | `GET /v1/models`, `GET /v1/models/{id}` | the agents in OpenAI's model-list shape (`{"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}]}`), each `id` a `model` of chat completions; 404 for an unknown id |
 //! | `GET /.well-known/agent-card.json`, `POST /a2a` | A2A v1.0: the default agent's card (no auth) and its JSON-RPC binding (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`); `/a2a/{agent}` for the others, and the same over HTTP+JSON under `/a2a-rest`; see [`A2aAgent`] for the client |
+//! | `POST /agui`, `POST /agui/{agent}` | AG-UI 1.0: a run (`RunAgentInput`) streamed as AG-UI events; `threadId` is the session |
 //! | `GET /healthz`, `GET /readyz` | the process answers; the store answers |
 //! | `GET /` | a web chat |
 //!
@@ -54,6 +55,7 @@
 //! http://127.0.0.1:8080/v1/sessions/alice/turns` shows the turn as it runs.
 
 mod a2a;
+mod agui;
 mod approvals;
 mod auth;
 mod chat;

@@ -157,6 +157,7 @@ impl Server {
         let a2a = crate::a2a::routes(&shared, &auth);
         let api = Router::new()
             .merge(a2a.rpc)
+            .merge(crate::agui::routes())
             .route("/v1/sessions/{id}/turns", post(turns::post))
             .route(
                 "/v1/sessions/{id}/approvals/{call_id}",

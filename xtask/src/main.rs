@@ -7,7 +7,7 @@
 //!
 //! The installation is idempotent (each step checks first and does nothing when its
 //! tool is there) and puts what it can into folders of the repository, which git
-//! ignores: the OpenAI Python client into `.ci/venv`, the npm MCP test server into
+//! ignores: the OpenAI Python client into `.ci/venv`, the npm MCP test server and the AG-UI client into
 //! `.ci/npm`. What only Debian packages provide (PostgreSQL, Chromium and chromedriver,
 //! Node.js and npm, Python's venv module) it installs with `apt-get`, as root, only
 //! when missing. Tests never install anything: a test whose service is missing fails
@@ -24,6 +24,10 @@ const MCP_SERVER: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 /// Where that package's entry point lands, below the repository.
 const MCP_SERVER_ENTRY: &str =
     ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+/// The official AG-UI client of brute-serve's AG-UI test, pinned.
+const AGUI_CLIENT: &str = "@ag-ui/client@1.0.0";
+/// Where that package's manifest lands, below the repository (the test checks it).
+const AGUI_CLIENT_MANIFEST: &str = ".ci/npm/node_modules/@ag-ui/client/package.json";
 
 /// What the command line asked for.
 #[derive(Debug, PartialEq)]
@@ -186,6 +190,20 @@ fn setup() -> Result<(), XtaskError> {
         });
     }
     println!("{MCP_SERVER}");
+
+    step("the AG-UI client (npm, into .ci/npm; brute-serve's tests/agui.rs drives it)");
+    if !root.join(AGUI_CLIENT_MANIFEST).is_file() {
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(root.join(".ci/npm"))
+            .arg(AGUI_CLIENT))?;
+    }
+    if !root.join(AGUI_CLIENT_MANIFEST).is_file() {
+        return Err(XtaskError::StillMissing {
+            what: AGUI_CLIENT_MANIFEST.to_string(),
+        });
+    }
+    println!("{AGUI_CLIENT}");
     Ok(())
 }
 
@@ -355,6 +373,7 @@ mod tests {
     #[test]
     fn the_mcp_server_entry_is_inside_the_repository() {
         assert!(MCP_SERVER_ENTRY.starts_with(".ci/npm/"));
+        assert!(AGUI_CLIENT_MANIFEST.starts_with(".ci/npm/"));
         assert!(root().join("Cargo.toml").is_file());
     }
 }

@@ -1,0 +1,139 @@
+//! AG-UI 1.0 (the agent–user interaction protocol that CopilotKit and other agent
+//! front ends consume) for the server's agents: a run is one turn of a brute session,
+//! streamed as AG-UI events over Server-Sent Events.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /agui`, `POST /agui/{agent}` | `RunAgentInput` in (behind the server's auth), AG-UI events out |
+//!
+//! - `threadId` is the session id: the session keeps the conversation, so of the
+//!   input's `messages` only the last, the user's new message (text, or text parts),
+//!   is read; `context` entries are appended to it under a heading.
+//! - The events: `RUN_STARTED`; each model pass's text as `TEXT_MESSAGE_START` /
+//!   `CONTENT` / `END`; each tool call of a reply as `TOOL_CALL_START` / `ARGS` /
+//!   `END` and, for the agent's own tools, which run on the server, its
+//!   `TOOL_CALL_RESULT`; then `RUN_FINISHED` (outcome `success`, or `interrupt` with
+//!   one interrupt per call that waits for approval, decided through
+//!   `POST /v1/sessions/{threadId}/approvals/{toolCallId}`) or `RUN_ERROR`.
+//! - A session that another turn holds is `409` before any event; a bad input is
+//!   `400`. Front-end tools (`tools` in the input) are refused with `400` for now:
+//!   brute's tool pipeline has no way yet to leave a call to the client.
+
+mod events;
+mod wire;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use brute::Message;
+use brute::session::SessionId;
+use futures_util::StreamExt;
+
+use crate::error::{ApiError, parse};
+use crate::runner;
+use crate::state::Shared;
+use events::Progress;
+use wire::{AguiEvent, RunAgentInput};
+
+/// The AG-UI routes, for the authenticated part of the server.
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/agui", post(default_agent))
+        .route("/agui/{agent}", post(named_agent))
+}
+
+async fn default_agent(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    run(&shared, None, &body)
+        .await
+        .unwrap_or_else(|e| e.into_response())
+}
+
+async fn named_agent(
+    State(shared): State<Arc<Shared>>,
+    Path(agent): Path<String>,
+    body: Bytes,
+) -> Response {
+    run(&shared, Some(&agent), &body)
+        .await
+        .unwrap_or_else(|e| e.into_response())
+}
+
+/// Runs the turn of one AG-UI run and streams its events.
+async fn run(shared: &Shared, agent: Option<&str>, body: &[u8]) -> Result<Response, ApiError> {
+    let input: RunAgentInput = parse(body)?;
+    crate::session_id::check(&input.thread_id)
+        .map_err(|e| ApiError::invalid(format!("threadId: {e}")))?;
+    if !input.tools.is_empty() {
+        return Err(ApiError::invalid(format!(
+            "tools: this server cannot run front-end tools yet ({} given); send the run without them",
+            input.tools.len()
+        )));
+    }
+    let text = user_input(&input)?;
+    let agent = shared.agent(agent)?.clone();
+    let mut env = agent.env();
+    env.extensions.insert(SessionId(input.thread_id.clone()));
+    env.messages.push(Message::user(text));
+    let started = runner::start(shared, agent, env, &input.thread_id, None).await?;
+    let mut progress = Progress::new(input.thread_id, input.run_id);
+    let first = progress.started();
+    let rest = started
+        .items()
+        .flat_map(move |item| futures_util::stream::iter(progress.events(&item)));
+    let events = futures_util::stream::once(async { first })
+        .chain(rest)
+        .map(|event| Ok::<_, Infallible>(sse_event(&event)));
+    Ok(Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+/// The new user message of the run: the last message's text, with the context.
+fn user_input(input: &RunAgentInput) -> Result<String, ApiError> {
+    let index = input.messages.len().checked_sub(1).ok_or_else(|| {
+        ApiError::invalid("messages: empty; the last message must be the user's new input")
+    })?;
+    let last = &input.messages[index];
+    if last.role != "user" {
+        return Err(ApiError::invalid(format!(
+            "messages[{index}]: a `{}` message; the last message must be the user's new input (the thread `{}` keeps the rest)",
+            last.role,
+            crate::session_id::shown(&input.thread_id)
+        )));
+    }
+    let mut text = last.text().ok_or_else(|| {
+        ApiError::invalid(format!(
+            "messages[{index}].content: only text parts are supported"
+        ))
+    })?;
+    if !input.context.is_empty() {
+        text.push_str("\n\nContext from the application:");
+        for entry in &input.context {
+            text.push_str(&format!("\n- {}: {}", entry.description, entry.value));
+        }
+    }
+    Ok(text)
+}
+
+/// The SSE event of an AG-UI event: its JSON as the data, no event name (the
+/// protocol's HTTP encoding).
+fn sse_event(event: &AguiEvent) -> Event {
+    match serde_json::to_string(event) {
+        Ok(json) => Event::default().data(json),
+        Err(e) => Event::default().data(
+            serde_json::json!({
+                "type": "RUN_ERROR",
+                "message": format!("cannot encode an event: {e}"),
+                "code": "encoding",
+            })
+            .to_string(),
+        ),
+    }
+}

@@ -1,0 +1,322 @@
+//! AG-UI 1.0 from brute-serve, driven by the official client (`@ag-ui/client`'s
+//! `HttpAgent`, whose runs check every event against the protocol's schemas and
+//! sequence rules) through `tests/agui_client/run.cjs`: a streamed answer, a thread
+//! that the session remembers between runs, a server tool's call and result, an
+//! approval pause as an `interrupt` outcome, a failed turn as `RUN_ERROR`, and the
+//! server's auth. The client is installed by `cargo xtask test` into `.ci/npm`; a
+//! missing client fails the test with that command.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use brute::session::JsonlStore;
+use brute::tools::{Approval, DefaultToolPipeline, ToolError};
+use brute::{
+    Env, Event, Message, Role, ToolCall, brute_agent,
+    middleware::{Loop, MaxIterations, SessionLog},
+    providers::ScriptedModel,
+};
+use brute_serve::Server;
+use serde_json::{Value, json};
+use support::{Running, TOKEN, post};
+
+/// Tells the time in a city.
+#[brute::tool]
+async fn clock(
+    /// The city.
+    city: String,
+) -> Result<String, ToolError> {
+    Ok(format!("noon in {city}"))
+}
+
+/// Asks the clock about Paris, then reports what it said.
+fn clock_script(env: &Env) -> Message {
+    match env.messages.last() {
+        Some(m) if m.role == Role::User => Message::tool_calls(
+            "asking the clock",
+            vec![ToolCall::new("c1", "clock", json!({ "city": "Paris" }))],
+        ),
+        Some(m) => Message::assistant(format!("it is {}", m.content)),
+        None => Message::assistant("nothing to do"),
+    }
+}
+
+/// Streams an echo of the last user message and the count of messages it was given.
+fn echo(env: &Env) -> String {
+    let last = env
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    format!("echo: {last} ({} messages)", env.messages.len())
+}
+
+const CLIENT: &str = ".ci/npm/node_modules/@ag-ui/client/package.json";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Checks that node and the client are there; the command that installs them if not.
+fn node_modules() -> PathBuf {
+    assert!(
+        root().join(CLIENT).is_file(),
+        "{CLIENT} is missing: run `cargo xtask test` (or `npm install --prefix .ci/npm @ag-ui/client@1.0.0`)"
+    );
+    root().join(".ci/npm/node_modules")
+}
+
+async fn start(dir: &Path) -> Running {
+    let store = Arc::new(JsonlStore::new(dir.join("sessions")));
+    let echo = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run |env: &Env| {
+            let text = echo(env);
+            let (head, tail) = text.split_at(6);
+            env.emit(Event::ContentDelta(head));
+            env.emit(Event::ContentDelta(tail));
+            async move { Ok(Message::assistant(text)) }
+        };
+    };
+    let clock = brute_agent! {
+        use SessionLog { store: store.clone() };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use DefaultToolPipeline { tools: (Clock,), root: dir, env_secrets: false };
+        run ScriptedModel::from_fn(clock_script);
+    };
+    let guarded = brute_agent! {
+        use SessionLog { store: store.clone() };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use DefaultToolPipeline { tools: (Clock,), root: dir, env_secrets: false, approval: Approval::ask(["clock"]) };
+        run ScriptedModel::from_fn(clock_script);
+    };
+    let broken = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run |_env: &Env| async {
+            Err::<Message, _>(brute::Error::layer("model", "the model is down"))
+        };
+    };
+    let server = Server::new(store)
+        .agent("echo", echo)
+        .agent("clock", clock)
+        .agent("guarded", guarded)
+        .agent("broken", broken)
+        .bearer_token(TOKEN);
+    Running::start(server).await
+}
+
+/// Runs `inputs` on `thread` with the official client, one run each; one JSON value
+/// per run (`events` and `newMessages`, or `error`).
+async fn client_runs(url: &str, token: &str, thread: &str, inputs: &[&str]) -> Vec<Value> {
+    let modules = node_modules();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agui_client/run.cjs");
+    let output = tokio::process::Command::new("node")
+        .arg(script)
+        .args([url, token, thread])
+        .args(inputs)
+        .env("NODE_PATH", modules)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("node does not start ({e}): run `cargo xtask test`"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client script failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+        .collect()
+}
+
+fn types(run: &Value) -> Vec<String> {
+    run["events"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no events: {run}"))
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_official_client_streams_a_run_and_the_thread_remembers() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let runs = client_runs(
+        &format!("{}/agui", running.base),
+        TOKEN,
+        "thread-1",
+        &["hello", "again"],
+    )
+    .await;
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0]["error"].is_null(), "{}", runs[0]);
+    assert_eq!(
+        types(&runs[0]),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    let events = &runs[0]["events"];
+    assert_eq!(events[0]["threadId"], "thread-1");
+    assert_eq!(events[0]["runId"], "run-1");
+    assert_eq!(events[5]["outcome"]["type"], "success");
+    assert_eq!(
+        runs[0]["newMessages"][0]["content"],
+        "echo: hello (1 messages)"
+    );
+    // The session kept the first run: the second turn sees three messages.
+    assert!(runs[1]["error"].is_null(), "{}", runs[1]);
+    assert_eq!(
+        runs[1]["newMessages"][0]["content"],
+        "echo: again (3 messages)"
+    );
+}
+
+#[tokio::test]
+async fn a_server_tool_is_a_call_with_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let runs = client_runs(
+        &format!("{}/agui/clock", running.base),
+        TOKEN,
+        "thread-clock",
+        &["what time is it in Paris?"],
+    )
+    .await;
+    let run = &runs[0];
+    assert!(run["error"].is_null(), "{run}");
+    assert_eq!(
+        types(run),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_RESULT",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    let events = &run["events"];
+    assert_eq!(events[4]["toolCallName"], "clock");
+    assert_eq!(events[4]["parentMessageId"], events[1]["messageId"]);
+    let args: Value = serde_json::from_str(events[5]["delta"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"city": "Paris"}));
+    assert_eq!(events[7]["toolCallId"], "c1");
+    assert_eq!(events[7]["content"], "noon in Paris");
+    assert_eq!(events[9]["delta"], "it is noon in Paris");
+    // The client built the conversation from the events: the call, its result, the answer.
+    let messages = run["newMessages"].as_array().unwrap();
+    assert_eq!(messages[0]["toolCalls"][0]["function"]["name"], "clock");
+    assert_eq!(messages[1]["role"], "tool");
+    assert_eq!(messages[2]["content"], "it is noon in Paris");
+}
+
+#[tokio::test]
+async fn an_approval_pause_is_an_interrupt_and_a_failed_turn_a_run_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let paused = client_runs(
+        &format!("{}/agui/guarded", running.base),
+        TOKEN,
+        "thread-guarded",
+        &["what time is it?"],
+    )
+    .await;
+    let run = &paused[0];
+    assert!(run["error"].is_null(), "{run}");
+    let last = run["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["type"], "RUN_FINISHED");
+    assert_eq!(last["outcome"]["type"], "interrupt");
+    assert_eq!(last["outcome"]["interrupts"][0]["toolCallId"], "c1");
+    assert!(
+        !types(run).contains(&"TOOL_CALL_RESULT".to_owned()),
+        "{run}"
+    );
+
+    let failed = client_runs(
+        &format!("{}/agui/broken", running.base),
+        TOKEN,
+        "thread-broken",
+        &["hi"],
+    )
+    .await;
+    let run = &failed[0];
+    assert_eq!(types(run), ["RUN_STARTED", "RUN_ERROR"], "{run}");
+    let message = run["events"][1]["message"].as_str().unwrap();
+    assert!(message.contains("the model is down"), "{message}");
+}
+
+#[tokio::test]
+async fn the_endpoint_needs_the_token_and_refuses_what_it_cannot_honour() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let runs = client_runs(
+        &format!("{}/agui", running.base),
+        "wrong",
+        "thread-x",
+        &["hi"],
+    )
+    .await;
+    let error = runs[0]["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", runs[0]));
+    assert!(error.contains("401"), "{error}");
+
+    let client = support::client();
+    let input = |extra: Value| {
+        let mut input = json!({
+            "threadId": "thread-y", "runId": "r1", "state": {}, "context": [], "forwardedProps": {},
+            "tools": [], "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        });
+        if let (Some(i), Some(extra)) = (input.as_object_mut(), extra.as_object()) {
+            i.extend(extra.clone());
+        }
+        input
+    };
+    let refused = [
+        (
+            json!({"tools": [{"name": "confirm", "description": "asks", "parameters": {}}]}),
+            "tools",
+        ),
+        (
+            json!({"messages": [{"id": "a1", "role": "assistant", "content": "x"}]}),
+            "messages[0]",
+        ),
+        (json!({"threadId": "../etc"}), "threadId"),
+    ];
+    for (extra, names) in refused {
+        let response = post(
+            &client,
+            format!("{}/agui", running.base),
+            input(extra.clone()),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(response.status(), 400, "{extra}");
+        let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(names), "{message}");
+    }
+}
