@@ -74,7 +74,7 @@ impl Assemble for State {
                 let error = response
                     .error
                     .unwrap_or_else(|| Value::String("the response failed".into()));
-                return Err(body_error(place, &error));
+                return Err(body_error(place, &typed(error)));
             }
             StreamEvent::Error {
                 error,
@@ -84,7 +84,7 @@ impl Assemble for State {
                 let error = error.unwrap_or_else(
                     || serde_json::json!({"code": code, "message": message.unwrap_or_default()}),
                 );
-                return Err(body_error(place, &error));
+                return Err(body_error(place, &typed(error)));
             }
             StreamEvent::Other => {}
         }
@@ -125,4 +125,20 @@ impl Assemble for State {
             usage: end.usage.map(Usage::from),
         })
     }
+}
+
+/// The error of a failed response or an `error` event, which name their kind by `code`
+/// (`server_error`, `rate_limit_exceeded`), with the `type` the shared error mapping reads.
+fn typed(mut error: Value) -> Value {
+    if error.get("type").is_none()
+        && let Some(code) = error.get("code").and_then(Value::as_str)
+    {
+        let kind = match code {
+            "rate_limit_exceeded" => "rate_limit_error",
+            other => other,
+        }
+        .to_owned();
+        error["type"] = Value::String(kind);
+    }
+    error
 }
