@@ -51,10 +51,12 @@
 //! among them) are input; the reply's and the thoughts' are output.
 
 mod codec;
+mod reading;
 mod stream;
 mod wire;
 
-pub use codec::{Codec, MADE_UP_CALL_ID};
+pub use codec::Codec;
+pub use reading::MADE_UP_CALL_ID;
 pub use stream::StreamDecoder;
 
 /// Google's Gemini API address, used when `GEMINI_BASE_URL` is not set.

@@ -1,6 +1,6 @@
 //! Assembling a streamed `generateContent` reply.
 
-use super::codec::Reading;
+use super::reading::Reading;
 use super::wire::Response;
 use crate::env::Env;
 use crate::error::ModelError;

@@ -52,6 +52,7 @@
 //!   [`Usage::cached_tokens`](crate::Usage::cached_tokens).
 
 mod codec;
+mod items;
 mod stream;
 mod wire;
 

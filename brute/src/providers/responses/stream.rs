@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::codec::Items;
+use super::items::Items;
 use super::wire::{Response, StreamEvent};
 use crate::env::Env;
 use crate::error::ModelError;
