@@ -12,7 +12,7 @@ use std::time::Duration;
 use brute::{
     Completion, Env, Error, Message, Model, ModelError, ToolCall,
     model::ToolSpec,
-    providers::{Gemini, gemini::MADE_UP_CALL_ID},
+    providers::{Gemini, Replay, gemini::MADE_UP_CALL_ID},
     structured::OutputSchema,
 };
 use providers_support::{Reply, Server};
@@ -149,7 +149,11 @@ fn weather_tool() -> ToolSpec {
 
 /// Two calls (the first with a thought signature), their results, the answer; `ids`
 /// says whether the model gives the calls ids (Gemini 3) or not.
-async fn tool_round_trip(stream: bool, ids: bool) -> Vec<Message> {
+async fn tool_round_trip(
+    stream: bool,
+    ids: bool,
+    record: Option<&std::path::Path>,
+) -> Vec<Message> {
     let mut paris = json!({"functionCall": {"name": "get_weather", "args": {"location": "Paris"}},
         "thoughtSignature": "CiQB0e2Kb7sig"});
     let mut bogota =
@@ -164,7 +168,10 @@ async fn tool_round_trip(stream: bool, ids: bool) -> Vec<Message> {
         reply(&[json!({"text": answer})], usage(90, 12, 0, 0), stream),
     ])
     .await;
-    let model = model(&server, stream);
+    let mut model = model(&server, stream);
+    if let Some(path) = record {
+        model = model.record_to(path);
+    }
     let mut env = Env::new();
     env.tools.push(weather_tool());
     env.messages
@@ -256,8 +263,8 @@ fn numbered(messages: Vec<Message>) -> Vec<Message> {
 #[tokio::test]
 async fn function_calls_round_trip_streamed_and_not() {
     for ids in [false, true] {
-        let plain = tool_round_trip(false, ids).await;
-        let streamed = tool_round_trip(true, ids).await;
+        let plain = tool_round_trip(false, ids, None).await;
+        let streamed = tool_round_trip(true, ids, None).await;
         assert_eq!(numbered(plain), numbered(streamed), "ids: {ids}");
     }
 }
@@ -386,4 +393,25 @@ async fn tool_calls_in_history_without_a_signature_go_back_plain() {
             {"functionCall": {"name": "look", "args": {}, "id": "toolu_1"}}
         ]})
     );
+}
+
+#[tokio::test]
+async fn recorded_replies_replay_identically() {
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let tape = dir.path().join("tape.jsonl");
+        let live = tool_round_trip(stream, true, Some(&tape)).await;
+        let text = std::fs::read_to_string(&tape).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.contains(r#""provider":"gemini""#), "{text}");
+        assert!(!text.contains(KEY));
+        let replay = Replay::from_file(&tape).unwrap();
+        let mut env = Env::new();
+        env.messages.push(live[0].clone());
+        for expected in [&live[1], &live[4]] {
+            let completion = replay.complete(&env).await.unwrap();
+            assert_eq!(&completion.message, expected, "stream: {stream}");
+            env.messages.push(completion.message);
+        }
+    }
 }

@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use brute::{
     Completion, Env, Error, EventKind, Message, Model, ModelError, ToolCall, brute_agent,
-    message::Part, model::ToolSpec, providers::Responses, structured::OutputSchema,
+    message::Part,
+    model::ToolSpec,
+    providers::{Replay, Responses},
+    structured::OutputSchema,
 };
 use providers_support::{Reply, Server};
 use serde_json::{Value, json};
@@ -224,7 +227,7 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
 }
 
 /// A reasoning model calls two tools, then answers; returns the conversation.
-async fn tool_round_trip(stream: bool) -> Vec<Message> {
+async fn tool_round_trip(stream: bool, record: Option<&std::path::Path>) -> Vec<Message> {
     let first = [
         reasoning_item(),
         call_item("call_paris", r#"{"location":"Paris, France"}"#),
@@ -238,10 +241,13 @@ async fn tool_round_trip(stream: bool) -> Vec<Message> {
     .await;
     let reasoning = Arc::new(Mutex::new(String::new()));
     let log = reasoning.clone();
-    let model = model(&server, stream)
+    let mut model = model(&server, stream)
         .reasoning_effort("low")
         .reasoning_summary("auto")
         .parallel_tool_calls(true);
+    if let Some(path) = record {
+        model = model.record_to(path);
+    }
     let listening = model.clone();
     let mut agent = brute_agent! { run listening; };
     agent.on(EventKind::ReasoningDelta, move |_env, event| {
@@ -322,8 +328,8 @@ async fn tool_round_trip(stream: bool) -> Vec<Message> {
 
 #[tokio::test]
 async fn function_calls_and_reasoning_go_back_the_same_streamed_and_not() {
-    let plain = tool_round_trip(false).await;
-    let streamed = tool_round_trip(true).await;
+    let plain = tool_round_trip(false, None).await;
+    let streamed = tool_round_trip(true, None).await;
     assert_eq!(plain, streamed);
     // The carried reasoning survives the session's JSON form.
     let line = serde_json::to_string(&plain[1]).unwrap();
@@ -467,4 +473,24 @@ async fn the_stream_size_limit_applies() {
         matches!(error, ModelError::TooLarge { limit: 4096, .. }),
         "{error:?}"
     );
+}
+
+#[tokio::test]
+async fn recorded_responses_replay_identically() {
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let tape = dir.path().join("tape.jsonl");
+        let live = tool_round_trip(stream, Some(&tape)).await;
+        let text = std::fs::read_to_string(&tape).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.contains(r#""provider":"responses""#), "{text}");
+        let replay = Replay::from_file(&tape).unwrap();
+        let mut env = Env::new();
+        env.messages.push(live[0].clone());
+        for expected in [&live[1], &live[4]] {
+            let completion = replay.complete(&env).await.unwrap();
+            assert_eq!(&completion.message, expected, "stream: {stream}");
+            env.messages.push(completion.message);
+        }
+    }
 }
