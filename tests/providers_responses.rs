@@ -441,7 +441,7 @@ async fn failures_in_a_stream_are_typed_errors_without_the_key() {
     let server = Server::start(vec![
         Reply::stream_split(&failed, 9),
         Reply::stream_split(&error_event, 9),
-        Reply::drop_after(&cut, cut.len(), 13),
+        Reply::stream_split(&cut, 13),
     ])
     .await;
     let model = model(&server, true);
