@@ -335,9 +335,9 @@ async fn errors_are_typed_and_never_show_the_key() {
         Reply::status(429, &[], r#"{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}"#),
         Reply::json(&blocked),
         Reply::stream_split(&format!("data: {bad_key}\r\n\r\n"), 7),
-        Reply::drop_after(
+        // A body that ends before any candidate has a finish reason.
+        Reply::stream_split(
             "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]},\"index\":0}]}\r\n\r\n",
-            90,
             10,
         ),
     ])
