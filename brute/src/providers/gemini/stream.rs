@@ -6,8 +6,7 @@ use crate::env::Env;
 use crate::error::ModelError;
 use crate::model::Completion;
 use crate::providers::Deltas;
-use crate::providers::errors::quote;
-use crate::providers::stream::Assemble;
+use crate::providers::stream::{Assemble, parse_event};
 
 stream_decoder! {
     /// Assembles a streamed reply (`streamGenerateContent?alt=sse`: each event a
@@ -26,12 +25,7 @@ struct State {
 
 impl Assemble for State {
     fn event(&mut self, place: &str, data: &str, env: &Env) -> Result<(), ModelError> {
-        let response: Response = serde_json::from_str(data).map_err(|e| {
-            ModelError::Malformed(format!(
-                "{place}: a stream event is not a GenerateContentResponse ({e}): {}",
-                quote(data)
-            ))
-        })?;
+        let response: Response = parse_event(place, data, "a GenerateContentResponse event")?;
         self.reading
             .read(response, place, Some((&mut self.text, env)))
     }

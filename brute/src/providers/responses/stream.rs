@@ -8,8 +8,8 @@ use crate::env::Env;
 use crate::error::ModelError;
 use crate::model::Completion;
 use crate::providers::Deltas;
-use crate::providers::errors::{body_error, quote};
-use crate::providers::stream::Assemble;
+use crate::providers::errors::body_error;
+use crate::providers::stream::{Assemble, parse_event};
 use crate::usage::Usage;
 
 stream_decoder! {
@@ -36,12 +36,7 @@ struct State {
 
 impl Assemble for State {
     fn event(&mut self, place: &str, data: &str, env: &Env) -> Result<(), ModelError> {
-        let event: StreamEvent = serde_json::from_str(data).map_err(|e| {
-            ModelError::Malformed(format!(
-                "{place}: a stream event is not valid ({e}): {}",
-                quote(data)
-            ))
-        })?;
+        let event: StreamEvent = parse_event(place, data, "a stream event")?;
         match event {
             StreamEvent::TextDelta { delta } => self.text.content(&delta, env),
             StreamEvent::ReasoningDelta { delta } => self.text.reasoning(&delta, env),
