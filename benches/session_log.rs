@@ -141,7 +141,7 @@ async fn old_terminal<M: Model>(model: &M, env: &mut Env) -> Result<(), brute::E
     });
     let Completion { message, usage } = model.complete(env).await?;
     if let Some(usage) = usage {
-        env.usage += usage;
+        env.add_usage(usage);
     }
     env.messages.push(message);
     if let Some(message) = env.messages.last() {

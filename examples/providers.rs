@@ -79,7 +79,7 @@ async fn main() -> Result<(), common::Report> {
     } else {
         println!("{}", outcome.text().unwrap_or_default());
     }
-    let usage = outcome.env.usage;
+    let usage = outcome.env.usage();
     if usage.total() > 0 {
         println!(
             "usage: {} tokens in, {} out",

@@ -63,7 +63,7 @@ async fn run<M: Model>(model: M) -> Result<(), brute::Error> {
         .count();
     println!(
         "({corrections} correction(s); {} tokens)",
-        film.outcome.env.usage.total()
+        film.outcome.env.usage().total()
     );
     Ok(())
 }

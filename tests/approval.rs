@@ -172,7 +172,7 @@ async fn pause_then_approve_in_a_fresh_agent(store: &AnyStore, root: &Path) {
         // The pending call is in the store: a valid history, the call marked.
         let stored = store.load("s").await;
         assert_eq!(check_history(&stored), []);
-        assert!(stored[2].awaiting_approval, "{stored:?}");
+        assert!(stored[2].awaiting_approval(), "{stored:?}");
 
         let fresh = agent(store, root, calls.clone());
         let outcome = fresh
@@ -208,7 +208,7 @@ async fn pause_then_approve_in_a_fresh_agent(store: &AnyStore, root: &Path) {
             roles,
             [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
         );
-        assert!(!stored[2].awaiting_approval);
+        assert!(!stored[2].awaiting_approval());
         assert_eq!(stored[2].content, "tallied one");
     }
 }
@@ -417,7 +417,7 @@ fn a_new_prompt_abandons_the_calls_that_wait() {
             .unwrap();
         let stored = store.load("s").await;
         assert_eq!(stored[2].content, ABANDONED_APPROVAL);
-        assert!(!stored[2].awaiting_approval);
+        assert!(!stored[2].awaiting_approval());
         assert_eq!(stored[3], Message::user("never mind"));
         assert!(outcome.stop.awaiting_approval().is_some());
         assert_eq!(check_history(&stored), []);
@@ -608,6 +608,6 @@ fn a_crash_while_an_approved_call_runs_never_runs_it_again() {
             .find(|m| m.tool_call_id.as_deref() == Some("r1"))
             .unwrap();
         assert_eq!(result.content, brute::session::INTERRUPTED_TOOL_CALL);
-        assert!(!result.awaiting_approval);
+        assert!(!result.awaiting_approval());
     });
 }

@@ -318,7 +318,7 @@ async fn the_compacted_event_carries_what_was_given_up() {
             ..
         } = event
         {
-            assert!(tokens(&env.messages) == *tokens_after || env.last_call.is_some());
+            assert!(tokens(&env.messages) == *tokens_after || env.last_call().is_some());
             log.lock().unwrap().push((
                 strategy.to_string(),
                 removed.to_vec(),
@@ -497,11 +497,7 @@ async fn provider_reported_usage_takes_precedence_over_the_estimate() {
             };
             Ok(brute::Completion {
                 message,
-                usage: Some(brute::Usage {
-                    input_tokens: prompt,
-                    output_tokens: 10,
-                    ..Default::default()
-                }),
+                usage: Some(brute::Usage::new(prompt, 10)),
             })
         }
     };
@@ -587,11 +583,7 @@ async fn the_compacted_event_counts_before_and_after_in_one_unit() {
             };
             Ok(brute::Completion {
                 message,
-                usage: Some(brute::Usage {
-                    input_tokens: 1,
-                    output_tokens: 1,
-                    ..Default::default()
-                }),
+                usage: Some(brute::Usage::new(1, 1)),
             })
         }
     };

@@ -253,7 +253,7 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
             reply,
             Message::assistant("Hello! How can I help you today?")
         );
-        assert_eq!(outcome.env.usage, brute::Usage::new(12, 6));
+        assert_eq!(outcome.env.usage(), brute::Usage::new(12, 6));
         let seen = seen.lock().unwrap().clone();
         if stream {
             assert_eq!(seen.len(), 4, "{seen:?}");
@@ -309,8 +309,8 @@ async fn tool_round_trip(stream: bool) -> (Vec<Message>, Vec<brute::Usage>, Vec<
             ),
         ],
     );
-    expected.reasoning = Some(THINKING.into());
-    expected.reasoning_signature = Some(SIGNATURE.into());
+    expected.set_reasoning(Some(THINKING.into()));
+    expected.set_reasoning_signature(Some(SIGNATURE.into()));
     assert_eq!(first.message, expected, "stream: {stream}");
     env.messages.push(first.message);
     env.messages.push(Message::tool_result(
@@ -385,15 +385,7 @@ async fn tool_use_round_trip_streamed_and_not_gives_the_same_messages() {
     let (streamed, streamed_usage, streamed_reasoning) = tool_round_trip(true).await;
     assert_eq!(plain, streamed);
     assert_eq!(plain_usage, streamed_usage);
-    assert_eq!(
-        plain_usage[0],
-        brute::Usage {
-            input_tokens: 572,
-            output_tokens: 89,
-            cached_tokens: 100,
-            cache_write_tokens: 0,
-        }
-    );
+    assert_eq!(plain_usage[0], brute::Usage::new(572, 89).with_cached(100));
     assert!(plain_reasoning.is_empty());
     assert_eq!(streamed_reasoning.concat(), THINKING);
     assert_eq!(
@@ -409,8 +401,8 @@ fn the_signature_is_saved_with_the_session_and_absent_otherwise() {
         serde_json::to_string(&message).unwrap(),
         r#"{"role":"assistant","content":"hi"}"#
     );
-    message.reasoning = Some("think".into());
-    message.reasoning_signature = Some("sig".into());
+    message.set_reasoning(Some("think".into()));
+    message.set_reasoning_signature(Some("sig".into()));
     let line = serde_json::to_string(&message).unwrap();
     assert_eq!(
         line,

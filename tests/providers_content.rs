@@ -287,7 +287,7 @@ async fn anthropic_puts_cache_breakpoints_on_the_system_prompt_the_tools_and_the
     // The next call of the conversation: the breakpoint moves to the new last block,
     // and the usage reports what was written, then read.
     let mut env = outcome.env;
-    env.usage = brute::Usage::default();
+    env.take_usage();
     env.messages.push(Message::user("And tomorrow?"));
     let outcome = agent.turn(env).await.unwrap();
     let body = server.requests()[1].json();
@@ -300,7 +300,7 @@ async fn anthropic_puts_cache_breakpoints_on_the_system_prompt_the_tools_and_the
     assert_eq!(messages[2]["content"][0].get("cache_control"), None);
     assert_eq!(messages[3]["content"], json!("A cat."));
     assert_eq!(body.to_string().matches(EPHEMERAL).count(), 3);
-    let usage = outcome.env.usage;
+    let usage = outcome.env.usage();
     assert_eq!((usage.cached_tokens, usage.cache_write_tokens), (1800, 40));
     assert_eq!(usage.input_tokens, 30 + 40 + 1800);
 }

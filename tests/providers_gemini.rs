@@ -125,10 +125,7 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
             })
         );
         assert_eq!(reply.message.content, "Hello! How can I help you today?");
-        assert_eq!(
-            reply.message.reasoning.as_deref(),
-            Some("Weighing the greeting.")
-        );
+        assert_eq!(reply.message.reasoning(), Some("Weighing the greeting."));
         let usage = reply.usage.unwrap();
         assert_eq!(
             (usage.input_tokens, usage.output_tokens, usage.cached_tokens),
@@ -255,7 +252,7 @@ fn numbered(messages: Vec<Message>) -> Vec<Message> {
         if let Some(id) = &mut message.tool_call_id {
             rename(id);
         }
-        message.reasoning_signature = None;
+        message.set_reasoning_signature(None);
     }
     messages
 }
@@ -381,7 +378,7 @@ async fn tool_calls_in_history_without_a_signature_go_back_plain() {
         "Checking.",
         vec![ToolCall::new("toolu_1", "look", json!("not an object"))],
     );
-    call.reasoning_signature = Some("EqQBCkgIAhABGAIiQL".into());
+    call.set_reasoning_signature(Some("EqQBCkgIAhABGAIiQL".into()));
     env.messages.push(Message::user("Look."));
     env.messages.push(call);
     env.messages.push(Message::tool_result("toolu_1", "seen"));

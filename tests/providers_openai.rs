@@ -263,7 +263,7 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
             reply,
             Message::assistant("Hello! How can I assist you today?")
         );
-        assert_eq!(outcome.env.usage, brute::Usage::new(19, 10));
+        assert_eq!(outcome.env.usage(), brute::Usage::new(19, 10));
         let seen = seen.lock().unwrap().clone();
         if stream {
             assert!(seen.len() > 5, "one event per delta: {seen:?}");
@@ -686,7 +686,7 @@ async fn reasoning_of_compatible_servers_is_kept_and_streamed() {
             let outcome = agent.start("What is 2+2?").await.unwrap();
             let message = outcome.message().unwrap().clone();
             assert_eq!(
-                message.reasoning.as_deref(),
+                message.reasoning(),
                 Some("Two plus two is four."),
                 "{field} stream {stream}"
             );

@@ -211,9 +211,9 @@ async fn plain_reply_streamed_and_not_gives_the_same_message() {
 
         let reply = outcome.message().unwrap().clone();
         assert_eq!(reply, Message::assistant(text));
-        assert_eq!(outcome.env.usage.input_tokens, 36);
-        assert_eq!(outcome.env.usage.output_tokens, 10);
-        assert_eq!(outcome.env.usage.cached_tokens, 32);
+        assert_eq!(outcome.env.usage().input_tokens, 36);
+        assert_eq!(outcome.env.usage().output_tokens, 10);
+        assert_eq!(outcome.env.usage().cached_tokens, 32);
         let seen = seen.lock().unwrap().clone();
         if stream {
             assert!(seen.len() > 3, "one event per delta: {seen:?}");
@@ -276,7 +276,7 @@ async fn tool_round_trip(stream: bool, record: Option<&std::path::Path>) -> Vec<
         ]
     );
     let summary = "The user wants the weather.\n\nI will call get_weather.";
-    assert_eq!(first.message.reasoning.as_deref(), Some(summary));
+    assert_eq!(first.message.reasoning(), Some(summary));
     if stream {
         assert_eq!(*reasoning.lock().unwrap(), summary);
     }

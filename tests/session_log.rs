@@ -105,8 +105,7 @@ async fn second_turn_sees_the_first_and_paths_keep_conversations_apart() {
 async fn the_file_round_trips_tool_calls_and_reasoning_losslessly() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let mut answer = Message::assistant("done");
-    answer.reasoning = Some("thought about it".into());
+    let answer = Message::assistant("done").with_reasoning("thought about it");
     let model = ScriptedModel::per_turn([echo_calls("a", &["one", "two"]), answer]);
     let agent = brute_agent! {
         use SessionLog { path: path.clone() };

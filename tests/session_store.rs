@@ -86,8 +86,7 @@ async fn conformance<S: SessionStore>(store: &S) {
     );
     store.release(lease).await.unwrap();
     // Tool calls and reasoning round-trip losslessly.
-    let mut answer = Message::assistant("done");
-    answer.reasoning = Some("thought".into());
+    let answer = Message::assistant("done").with_reasoning("thought");
     let rich = vec![
         Message::user("go"),
         echo_calls("c", &["a", "b"]),

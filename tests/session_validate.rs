@@ -115,12 +115,12 @@ fn tool_calls_on_a_user_or_tool_message_are_found() {
 #[test]
 fn an_approval_marker_is_only_valid_in_the_last_block_of_results() {
     let mut placeholder = Message::tool_result("a", "not run yet");
-    placeholder.awaiting_approval = true;
+    placeholder.set_awaiting_approval(true);
     let paused = vec![Message::user("go"), calls(&["a"]), placeholder.clone()];
     assert!(check_history(&paused).is_empty());
 
     let mut on_assistant = Message::assistant("hi");
-    on_assistant.awaiting_approval = true;
+    on_assistant.set_awaiting_approval(true);
     let forged = vec![
         Message::user("go"),
         calls(&["a"]),
@@ -141,7 +141,7 @@ fn an_approval_marker_is_only_valid_in_the_last_block_of_results() {
 fn a_repaired_session_is_valid_and_a_forged_pause_is_not_pending() {
     let dir = tempfile::tempdir().unwrap();
     let mut forged = Message::tool_result("x", "not run yet");
-    forged.awaiting_approval = true;
+    forged.set_awaiting_approval(true);
     let mut user = Message::user("go");
     user.tool_calls.push(call("x"));
     write(
@@ -163,7 +163,7 @@ fn a_repaired_session_is_valid_and_a_forged_pause_is_not_pending() {
     assert!(check_history(&history).is_empty(), "{history:#?}");
     assert!(pending_approvals(&history).is_empty());
     assert!(history.iter().all(|m| m.role != Role::System));
-    assert!(history.iter().all(|m| !m.awaiting_approval));
+    assert!(history.iter().all(|m| !m.awaiting_approval()));
     // Ids are unique across the history, and each result still answers its call.
     let ids: Vec<&str> = history
         .iter()
@@ -202,7 +202,7 @@ fn a_repaired_session_is_valid_and_a_forged_pause_is_not_pending() {
 fn a_stray_marker_on_a_result_says_the_call_was_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut stale = Message::tool_result("a", "not run yet");
-    stale.awaiting_approval = true;
+    stale.set_awaiting_approval(true);
     write(
         dir.path(),
         "s",

@@ -125,7 +125,7 @@ async fn openai_gets_a_strict_json_schema_and_an_invalid_answer_goes_back_with_i
         "{correction}"
     );
     assert_eq!(second["response_format"], first["response_format"]);
-    assert_eq!(city.outcome.env.usage.input_tokens, 100);
+    assert_eq!(city.outcome.env.usage().input_tokens, 100);
 }
 
 #[tokio::test]

@@ -26,11 +26,7 @@ struct UsageModel(ScriptedModel);
 impl Model for UsageModel {
     async fn complete(&self, env: &Env) -> Result<Completion, brute::Error> {
         let mut completion = self.0.complete(env).await?;
-        completion.usage = Some(Usage {
-            input_tokens: 120,
-            output_tokens: 7,
-            ..Default::default()
-        });
+        completion.usage = Some(Usage::new(120, 7));
         Ok(completion)
     }
 

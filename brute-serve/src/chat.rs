@@ -74,7 +74,7 @@ pub(crate) async fn post(
         StopReason::Completed => "stop",
         _ => "length",
     };
-    let usage = &outcome.env.usage;
+    let usage = outcome.env.usage();
     let usage = WireUsage {
         prompt_tokens: usage.input_tokens,
         completion_tokens: usage.output_tokens,

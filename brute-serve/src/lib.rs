@@ -14,6 +14,7 @@
 //! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent |
 //! | `GET /v1/agents` | the agents, the default first |
 //! | `GET /v1/models`, `GET /v1/models/{id}` | the agents in OpenAI's model-list shape (`{"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}]}`), each `id` a `model` of chat completions; 404 for an unknown id |
+//! | `GET /.well-known/agent-card.json`, `POST /a2a` | A2A v1.0: the default agent's card (no auth) and its JSON-RPC binding (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`); `/a2a/{agent}` for the others, and the same over HTTP+JSON under `/a2a-rest`; see [`A2aAgent`] for the client |
 //! | `GET /healthz`, `GET /readyz` | the process answers; the store answers |
 //! | `GET /` | a web chat |
 //!
@@ -52,6 +53,7 @@
 //! Then `curl -N -H "Authorization: Bearer $BRUTE_TOKEN" -H 'content-type: application/json' -d '{"input":"hi"}'
 //! http://127.0.0.1:8080/v1/sessions/alice/turns` shows the turn as it runs.
 
+mod a2a;
 mod approvals;
 mod auth;
 mod chat;
@@ -73,6 +75,7 @@ mod state;
 mod turns;
 mod web;
 
+pub use a2a::client::{A2aAgent, A2aCallError, A2aReply, A2aState, A2aTask};
 pub use error::{ApiError, ServeError};
 pub use remote::{RemoteAgent, RemoteError, RemoteTask};
 pub use server::Server;

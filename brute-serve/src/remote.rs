@@ -213,7 +213,7 @@ impl Tool for RemoteAgent {
 
 /// A plain-HTTP client. reqwest may be built with rustls by another crate of the
 /// build (brute's providers); it then needs a crypto provider: ring, as brute's own.
-fn client(timeout: Duration) -> reqwest::Client {
+pub(crate) fn client(timeout: Duration) -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .timeout(timeout)

@@ -125,7 +125,9 @@ impl Server {
                 .unwrap_or(0),
             turns: turns.clone(),
         });
+        let a2a = crate::a2a::routes(&shared, &auth);
         let api = Router::new()
+            .merge(a2a.rpc)
             .route("/v1/sessions/{id}/turns", post(turns::post))
             .route(
                 "/v1/sessions/{id}/approvals/{call_id}",
@@ -146,7 +148,8 @@ impl Server {
         let open = Router::new()
             .route("/", get(web::page))
             .route("/healthz", get(health::live))
-            .route("/readyz", get(health::ready));
+            .route("/readyz", get(health::ready))
+            .merge(a2a.cards);
         let router = api
             .merge(open)
             .layer(axum::middleware::from_fn(fallback::json_errors))

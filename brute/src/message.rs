@@ -93,41 +93,160 @@ impl ToolCall {
 /// a line lacks it.
 ///
 /// The text stays a `String` in `content`, and images and documents live beside it in
-/// `parts`, rather than `content` becoming a list of parts: every reader of the text
+/// [`parts`](Message::parts), rather than `content` becoming a list of parts: every reader of the text
 /// (middleware, compaction, tools, tests, user code) keeps working unchanged, a
 /// text-only message costs nothing more, and its session line is byte for byte the line
 /// brute wrote before parts existed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// What most messages lack (parts, reasoning, its signature, the approval marker) is
+/// held out of line behind one pointer and reached through methods, so the common
+/// message stays small to move and to store in the transcript; new rare fields can
+/// join them without a breaking change. Build a message with its constructors
+/// ([`Message::user`], [`Message::tool_result`], ...) and the `with_*` methods.
+///
+/// ```
+/// use brute::Message;
+///
+/// let answer = Message::assistant("It is 4 degrees.").with_reasoning("The tool said 4.");
+/// assert_eq!(answer.reasoning(), Some("The tool said 4."));
+/// assert!(answer.parts().is_empty() && !answer.awaiting_approval());
+/// ```
+#[derive(Clone, Deserialize)]
+#[serde(from = "MessageIn")]
+#[non_exhaustive]
 pub struct Message {
     /// Who said it.
     pub role: Role,
     /// The text.
-    #[serde(default)]
     pub content: String,
-    /// Images and documents, sent before the text (see [`Part`]). Absent from the JSON
-    /// form when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<Part>,
-    /// The model's visible reasoning, for providers that return it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<String>,
-    /// What a provider needs to accept the reasoning back on a later call: the
-    /// signature of an Anthropic thinking block. Absent from the JSON form when `None`,
-    /// so sessions without it are unchanged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_signature: Option<String>,
     /// Tool calls of an assistant message, in the order the model made them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// On a tool result: the id of the call it answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
-    /// On a tool result: not a result yet. The call waits for a person's decision
-    /// (the approval policy asked, see [`brute::stream`](crate::stream)), and the
-    /// content says so. Absent from the JSON form when `false`, so sessions without
-    /// paused calls are unchanged.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub awaiting_approval: bool,
+    /// The rare fields; `None` while all of them are empty.
+    rare: Option<Box<Rare>>,
+}
+
+/// What few messages carry, out of line so that a common message stays small.
+#[derive(Clone, Default, PartialEq)]
+struct Rare {
+    parts: Vec<Part>,
+    reasoning: Option<String>,
+    reasoning_signature: Option<String>,
+    awaiting_approval: bool,
+}
+
+impl Rare {
+    fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+            && self.reasoning.is_none()
+            && self.reasoning_signature.is_none()
+            && !self.awaiting_approval
+    }
+}
+
+/// The JSON form of a message, written: the field order is the session format's.
+#[derive(Serialize)]
+struct MessageOut<'a> {
+    role: Role,
+    content: &'a str,
+    #[serde(skip_serializing_if = "<[Part]>::is_empty")]
+    parts: &'a [Part],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_signature: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[ToolCall]>::is_empty")]
+    tool_calls: &'a [ToolCall],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    awaiting_approval: bool,
+}
+
+/// The JSON form of a message, read: every field but `role` may be absent.
+#[derive(Deserialize)]
+#[serde(rename = "Message")]
+struct MessageIn {
+    role: Role,
+    #[serde(default)]
+    content: String,
+    #[serde(default)]
+    parts: Vec<Part>,
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    reasoning_signature: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    awaiting_approval: bool,
+}
+
+impl From<MessageIn> for Message {
+    fn from(form: MessageIn) -> Self {
+        let rare = Rare {
+            parts: form.parts,
+            reasoning: form.reasoning,
+            reasoning_signature: form.reasoning_signature,
+            awaiting_approval: form.awaiting_approval,
+        };
+        Message {
+            role: form.role,
+            content: form.content,
+            tool_calls: form.tool_calls,
+            tool_call_id: form.tool_call_id,
+            rare: (!rare.is_empty()).then(|| Box::new(rare)),
+        }
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        MessageOut {
+            role: self.role,
+            content: &self.content,
+            parts: self.parts(),
+            reasoning: self.reasoning(),
+            reasoning_signature: self.reasoning_signature(),
+            tool_calls: &self.tool_calls,
+            tool_call_id: self.tool_call_id.as_deref(),
+            awaiting_approval: self.awaiting_approval(),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Equal when every field is, however the rare ones are held.
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.role == other.role
+            && self.content == other.content
+            && self.tool_calls == other.tool_calls
+            && self.tool_call_id == other.tool_call_id
+            && self.parts() == other.parts()
+            && self.reasoning() == other.reasoning()
+            && self.reasoning_signature() == other.reasoning_signature()
+            && self.awaiting_approval() == other.awaiting_approval()
+    }
+}
+
+impl std::fmt::Debug for Message {
+    /// Every field, in the order of the JSON form.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Message")
+            .field("role", &self.role)
+            .field("content", &self.content)
+            .field("parts", &self.parts())
+            .field("reasoning", &self.reasoning())
+            .field("reasoning_signature", &self.reasoning_signature())
+            .field("tool_calls", &self.tool_calls)
+            .field("tool_call_id", &self.tool_call_id)
+            .field("awaiting_approval", &self.awaiting_approval())
+            .finish()
+    }
 }
 
 impl Message {
@@ -136,12 +255,9 @@ impl Message {
         Message {
             role,
             content: content.into(),
-            parts: Vec::new(),
-            reasoning: None,
-            reasoning_signature: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
-            awaiting_approval: false,
+            rare: None,
         }
     }
 
@@ -178,8 +294,102 @@ impl Message {
 
     /// The same message with `part` added after its other parts.
     pub fn with_part(mut self, part: Part) -> Self {
-        self.parts.push(part);
+        self.parts_mut().push(part);
         self
+    }
+
+    /// Images and documents, sent before the text (see [`Part`]). Absent from the JSON
+    /// form when empty.
+    pub fn parts(&self) -> &[Part] {
+        self.rare.as_deref().map_or(&[], |rare| &rare.parts)
+    }
+
+    /// The parts, to add, change or remove some.
+    pub fn parts_mut(&mut self) -> &mut Vec<Part> {
+        &mut self.rare_mut().parts
+    }
+
+    /// The model's visible reasoning, for providers that return it.
+    pub fn reasoning(&self) -> Option<&str> {
+        self.rare.as_deref()?.reasoning.as_deref()
+    }
+
+    /// The reasoning, to change it in place (`None` when there is none).
+    pub fn reasoning_mut(&mut self) -> Option<&mut String> {
+        self.rare.as_deref_mut()?.reasoning.as_mut()
+    }
+
+    /// Sets or removes the reasoning.
+    pub fn set_reasoning(&mut self, reasoning: Option<String>) {
+        self.set_rare(reasoning, |rare| &mut rare.reasoning);
+    }
+
+    /// The same message with `reasoning`.
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.set_reasoning(Some(reasoning.into()));
+        self
+    }
+
+    /// What a provider needs to accept the reasoning back on a later call: the
+    /// signature of an Anthropic thinking block. Absent from the JSON form when `None`,
+    /// so sessions without it are unchanged.
+    pub fn reasoning_signature(&self) -> Option<&str> {
+        self.rare.as_deref()?.reasoning_signature.as_deref()
+    }
+
+    /// Sets or removes the reasoning's signature.
+    pub fn set_reasoning_signature(&mut self, signature: Option<String>) {
+        self.set_rare(signature, |rare| &mut rare.reasoning_signature);
+    }
+
+    /// The same message with the reasoning's `signature`.
+    pub fn with_reasoning_signature(mut self, signature: impl Into<String>) -> Self {
+        self.set_reasoning_signature(Some(signature.into()));
+        self
+    }
+
+    /// On a tool result: not a result yet. The call waits for a person's decision
+    /// (the approval policy asked, see [`brute::stream`](crate::stream)), and the
+    /// content says so. Absent from the JSON form when `false`, so sessions without
+    /// paused calls are unchanged.
+    pub fn awaiting_approval(&self) -> bool {
+        self.rare
+            .as_deref()
+            .is_some_and(|rare| rare.awaiting_approval)
+    }
+
+    /// Marks the message as waiting for approval, or clears the mark.
+    pub fn set_awaiting_approval(&mut self, awaiting: bool) {
+        if awaiting {
+            self.rare_mut().awaiting_approval = true;
+        } else if let Some(rare) = self.rare.as_deref_mut() {
+            rare.awaiting_approval = false;
+            self.drop_empty_rare();
+        }
+    }
+
+    /// The rare fields, made when the message has none yet.
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Sets one optional rare field; clearing one allocates nothing.
+    fn set_rare(&mut self, value: Option<String>, field: fn(&mut Rare) -> &mut Option<String>) {
+        match value {
+            Some(value) => *field(self.rare_mut()) = Some(value),
+            None => {
+                if let Some(rare) = self.rare.as_deref_mut() {
+                    *field(rare) = None;
+                    self.drop_empty_rare();
+                }
+            }
+        }
+    }
+
+    fn drop_empty_rare(&mut self) {
+        if self.rare.as_deref().is_some_and(Rare::is_empty) {
+            self.rare = None;
+        }
     }
 
     /// Whether this is an assistant message asking for at least one tool call.

@@ -255,11 +255,7 @@ fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span
         call_ids::make_unique(taken, message, pass)
     });
     if let Some(usage) = usage {
-        env.usage += usage;
-        env.last_call = Some(LastCall {
-            prompt_messages: env.messages.len() - 1,
-            usage,
-        });
+        env.record_call(env.messages.len() - 1, usage);
         if !span.is_disabled() {
             span.record("gen_ai.usage.input_tokens", usage.input_tokens);
             span.record("gen_ai.usage.output_tokens", usage.output_tokens);

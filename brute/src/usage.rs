@@ -7,14 +7,14 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 
 /// Tokens one model call used, as the provider reported them; also the running totals
-/// of a turn in [`Env::usage`](crate::Env::usage).
+/// of a turn in [`Env::usage`](crate::Env::usage()).
 ///
 /// ```
 /// use brute::Usage;
 ///
 /// let mut total = Usage::default();
 /// total += Usage::new(10, 2);
-/// total += Usage { input_tokens: 12, output_tokens: 3, cached_tokens: 8, cache_write_tokens: 2 };
+/// total += Usage::new(12, 3).with_cached(8).with_cache_write(2);
 /// assert_eq!((total.input_tokens, total.output_tokens, total.cached_tokens), (22, 5, 8));
 /// assert_eq!(total.cache_write_tokens, 2);
 /// ```
@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 /// (`cached_tokens`), written to it (`cache_write_tokens`) or neither, for both
 /// providers: the uncached rest is `input_tokens - cached_tokens - cache_write_tokens`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
@@ -48,6 +49,22 @@ impl Usage {
         }
     }
 
+    /// The same usage with `tokens` of the prompt read from the provider's cache.
+    pub fn with_cached(self, tokens: u64) -> Self {
+        Usage {
+            cached_tokens: tokens,
+            ..self
+        }
+    }
+
+    /// The same usage with `tokens` of the prompt written to the provider's cache.
+    pub fn with_cache_write(self, tokens: u64) -> Self {
+        Usage {
+            cache_write_tokens: tokens,
+            ..self
+        }
+    }
+
     /// Input plus output tokens.
     pub fn total(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
@@ -67,9 +84,11 @@ impl AddAssign for Usage {
 
 /// What the provider counted on the last model call of a turn: the prompt was the
 /// first `prompt_messages` messages, and the call used `usage`. The terminal records it
-/// in [`Env::last_call`](crate::Env::last_call); compaction uses it to count in the
+/// in [`Env::last_call`](crate::Env::last_call) (through
+/// [`Env::record_call`](crate::Env::record_call)); compaction uses it to count in the
 /// provider's units rather than estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LastCall {
     /// How many messages the prompt of the call had.
     pub prompt_messages: usize,

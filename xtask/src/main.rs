@@ -143,6 +143,21 @@ fn setup() -> Result<(), XtaskError> {
         run(Command::new(venv.join("bin/pip")).args(["install", "-q", "openai"]))?;
     }
     run(Command::new(&python).args(["-c", "import openai; print('openai', openai.__version__)"]))?;
+    step(
+        "the A2A Python SDK of brute-serve's A2A tests (a2a-sdk with its HTTP server, uvicorn), into .ci/venv",
+    );
+    if !succeeds(Command::new(&python).args(["-c", "import a2a.server.routes, uvicorn"])) {
+        run(Command::new(venv.join("bin/pip")).args([
+            "install",
+            "-q",
+            "a2a-sdk[http-server]",
+            "uvicorn",
+        ]))?;
+    }
+    run(Command::new(&python).args([
+        "-c",
+        "import a2a.server.routes, uvicorn; print('a2a-sdk and uvicorn')",
+    ]))?;
 
     step(
         "Chromium and chromedriver for brute-serve's web chat test (Debian's chromium, chromium-driver)",

@@ -60,6 +60,12 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a turn that stopped for `stop` and left `env` (what a test of
+    /// code that takes an outcome builds).
+    pub fn new(stop: StopReason, env: Env) -> Self {
+        Outcome { stop, env }
+    }
+
     /// The last assistant message of the turn, if the model said anything.
     pub fn message(&self) -> Option<&Message> {
         self.env

@@ -324,7 +324,7 @@ where
         }
         if !removed.is_empty() {
             // The provider's count covered the conversation before the cut.
-            env.last_call = None;
+            env.forget_last_call();
             let strategy = applied.join("+");
             env.emit(Event::Compacted {
                 strategy: &strategy,

@@ -42,14 +42,14 @@ const MESSAGE_OVERHEAD: usize = 4;
 impl TokenEstimator for Heuristic {
     fn estimate(&self, message: &Message) -> usize {
         let mut bytes = message.content.len();
-        if let Some(reasoning) = &message.reasoning {
+        if let Some(reasoning) = message.reasoning() {
             bytes += reasoning.len();
         }
         for call in &message.tool_calls {
             bytes += call.name.len() + call.id.len() + json_len(&call.arguments) + 8;
         }
         let attachments: usize = message
-            .parts
+            .parts()
             .iter()
             .map(super::attachments::part_tokens)
             .sum();
@@ -136,7 +136,7 @@ impl TokenCache {
 pub fn conversation_tokens(env: &mut Env, estimator: &dyn TokenEstimator) -> usize {
     let cache = env.extensions.get_or_insert_with(TokenCache::default);
     let estimated = cache.total(&env.messages, estimator);
-    let Some(reported) = env.last_call else {
+    let Some(reported) = env.last_call() else {
         return estimated;
     };
     let reported_tokens = usize::try_from(reported.usage.total()).unwrap_or(usize::MAX);

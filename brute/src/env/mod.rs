@@ -32,7 +32,7 @@ use crate::usage::{LastCall, Usage};
 /// Everything a turn knows, passed down the stack by `&mut`.
 ///
 /// Middleware communicate by leaving values here: the system prompt becomes a message,
-/// tools are advertised in [`tools`](Env::tools), the terminal counts [`usage`](Env::usage),
+/// tools are advertised in [`tools`](Env::tools), the terminal counts [`usage`](Env::usage()),
 /// and typed values go in [`extensions`](Env::extensions).
 ///
 /// ```
@@ -44,9 +44,10 @@ use crate::usage::{LastCall, Usage};
 /// env.extensions.insert(42u32);
 /// assert_eq!(env.extensions.get::<u32>(), Some(&42));
 /// assert!(env.should_exit.is_none());
-/// assert_eq!(env.usage.total(), 0);
+/// assert_eq!(env.usage().total(), 0);
 /// ```
 #[derive(Default)]
+#[non_exhaustive]
 pub struct Env {
     /// The conversation so far, oldest first; every change is recorded.
     pub messages: Transcript,
@@ -61,11 +62,11 @@ pub struct Env {
     pub iteration: u32,
     /// Set by a guard (`MaxIterations`) when no further pass is allowed: the loop ends
     /// the turn instead of starting one (see [`PassLimit`]).
-    pub pass_limit: Option<PassLimit>,
+    pass_limit: Option<PassLimit>,
     /// Tokens used by the model calls of this turn, as the providers reported them.
-    pub usage: Usage,
+    usage: Usage,
     /// What the provider counted on the last model call, when it reported usage.
-    pub last_call: Option<LastCall>,
+    last_call: Option<LastCall>,
     /// Typed values that middleware leave for each other.
     pub extensions: Extensions,
     listeners: Option<Arc<Listeners>>,
@@ -149,6 +150,81 @@ impl Env {
         if self.should_exit.is_none() {
             self.should_exit = Some(reason);
         }
+    }
+
+    /// Tokens used by the model calls of this turn, as the providers reported them.
+    #[inline]
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// Adds what one model call used to the turn's [`usage`](Env::usage), without
+    /// recording it as the last call (a model call outside the conversation, such as a
+    /// summary).
+    #[inline]
+    pub fn add_usage(&mut self, usage: Usage) {
+        self.usage += usage;
+    }
+
+    /// Returns the turn's usage so far and starts counting again from zero.
+    pub fn take_usage(&mut self) -> Usage {
+        std::mem::take(&mut self.usage)
+    }
+
+    /// What the provider counted on the last model call, when it reported usage.
+    #[inline]
+    pub fn last_call(&self) -> Option<LastCall> {
+        self.last_call
+    }
+
+    /// Records a model call whose prompt was the first `prompt_messages` messages and
+    /// which used `usage`: adds it to [`usage`](Env::usage) and makes it the
+    /// [`last_call`](Env::last_call). What a model terminal does after each call.
+    ///
+    /// ```
+    /// use brute::{Env, Usage};
+    ///
+    /// let mut env = Env::new();
+    /// env.record_call(3, Usage::new(10, 2));
+    /// env.record_call(5, Usage::new(20, 1));
+    /// assert_eq!(env.usage(), Usage::new(30, 3));
+    /// assert_eq!(env.last_call().map(|call| (call.prompt_messages, call.usage)), Some((5, Usage::new(20, 1))));
+    /// assert_eq!(env.take_usage().total(), 33);
+    /// assert_eq!(env.usage().total(), 0);
+    /// ```
+    #[inline]
+    pub fn record_call(&mut self, prompt_messages: usize, usage: Usage) {
+        self.usage += usage;
+        self.last_call = Some(LastCall {
+            prompt_messages,
+            usage,
+        });
+    }
+
+    /// Forgets the last call's counts, when they no longer describe the conversation
+    /// (compaction removed messages they covered).
+    #[inline]
+    pub fn forget_last_call(&mut self) {
+        self.last_call = None;
+    }
+
+    /// The limit a guard set on the pass that just ran, if any (see [`PassLimit`]).
+    #[inline]
+    pub fn pass_limit(&self) -> Option<&PassLimit> {
+        self.pass_limit.as_ref()
+    }
+
+    /// Says that the pass running is the last one `limit` allows: a guard inside a loop
+    /// calls it, and the loop ends the turn rather than start another pass.
+    #[inline]
+    pub fn set_pass_limit(&mut self, limit: PassLimit) {
+        self.pass_limit = Some(limit);
+    }
+
+    /// Takes the limit set on the pass that just ran: a loop calls it after each pass.
+    #[inline]
+    pub fn take_pass_limit(&mut self) -> Option<PassLimit> {
+        self.pass_limit.take()
     }
 
     /// Installs `sink` as the persistence of this env, holding the first `recorded`

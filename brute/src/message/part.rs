@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 /// let message = Message::user("What is in this picture?")
 ///     .with_part(Part::image("image/png", &png)?)
 ///     .with_part(Part::image_url("https://example.com/cat.jpg"));
-/// assert_eq!(message.parts.len(), 2);
-/// assert_eq!(message.parts[0].data().map(|d| d.to_bytes()), Some(png.to_vec()));
+/// assert_eq!(message.parts().len(), 2);
+/// assert_eq!(message.parts()[0].data().map(|d| d.to_bytes()), Some(png.to_vec()));
 /// # Ok::<(), brute::message::PartError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,6 +207,7 @@ impl fmt::Debug for Data {
 
 /// Why a part could not be made or loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PartError {
     /// The media type is not of the form `type/subtype`.
     #[error("the media type {0:?} is not of the form `type/subtype` (`image/png`)")]

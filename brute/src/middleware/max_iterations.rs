@@ -81,7 +81,7 @@ impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
         if env.iteration >= self.max {
             // That was the last pass allowed: the loop ends the turn rather than start
             // another one, so the pass count matches the model calls.
-            env.pass_limit = Some(PassLimit {
+            env.set_pass_limit(PassLimit {
                 by: "MaxIterations",
                 limit: self.max,
                 as_error: self.mode == LimitMode::Error,

@@ -126,7 +126,7 @@ pub mod Loop {
             let done = result.is_err() || env.should_exit.is_some() || !condition(env);
             // A guard inside may have said that was the last pass: it matters only
             // when another one is wanted.
-            let limit = env.pass_limit.take();
+            let limit = env.take_pass_limit();
             if let Some(limit) = limit.filter(|_| !done) {
                 if limit.as_error {
                     result = Err(Error::Stopped(limit.reason()));

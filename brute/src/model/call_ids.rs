@@ -10,13 +10,30 @@ use std::collections::HashSet;
 
 use crate::message::Message;
 
-/// The ids that `history` has used, when `reply` has calls to check against them
-/// (`None` for a reply without calls: nothing to do, no scan).
-pub(crate) fn taken_by<'a>(
-    history: impl IntoIterator<Item = &'a Message>,
-    reply: &Message,
-) -> Option<HashSet<String>> {
-    if reply.tool_calls.is_empty() {
+/// The ids that `history` has used, when `reply` has calls that need fixing against
+/// them: `None` when every call of `reply` has an id of its own that the history has
+/// not used (the common case: checked by comparing in place, with nothing copied or
+/// allocated), or when it has no calls.
+pub(crate) fn taken_by<'a, H>(history: H, reply: &Message) -> Option<HashSet<String>>
+where
+    H: IntoIterator<Item = &'a Message> + Clone,
+{
+    let calls = &reply.tool_calls;
+    if calls.is_empty() {
+        return None;
+    }
+    let own = calls
+        .iter()
+        .enumerate()
+        .all(|(n, call)| !call.id.is_empty() && calls[..n].iter().all(|c| c.id != call.id));
+    let used = |id: &str| calls.iter().any(|call| call.id == id);
+    if own
+        && !history
+            .clone()
+            .into_iter()
+            .flat_map(|message| message.tool_calls.iter())
+            .any(|call| used(&call.id))
+    {
         return None;
     }
     Some(
@@ -62,7 +79,7 @@ mod tests {
     }
 
     fn make_unique<'a>(
-        history: impl IntoIterator<Item = &'a Message>,
+        history: impl IntoIterator<Item = &'a Message> + Clone,
         reply: &mut Message,
         pass: u32,
     ) {
@@ -71,6 +88,17 @@ mod tests {
 
     fn ids(message: &Message) -> Vec<&str> {
         message.tool_calls.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    #[test]
+    fn free_ids_are_checked_without_collecting_the_history() {
+        let history = [reply(&["a"]), reply(&["b", "c"])];
+        assert!(taken_by(&history, &reply(&["d", "e"])).is_none());
+        assert!(taken_by(&history, &Message::assistant("no calls")).is_none());
+        for clash in [&["c"][..], &["d", "d"], &["d", ""]] {
+            let taken = taken_by(&history, &reply(clash));
+            assert_eq!(taken.map(|t| t.len()), Some(3), "{clash:?}");
+        }
     }
 
     #[test]

@@ -303,7 +303,7 @@ pub(crate) fn check_parts(
 ) -> Result<(), ModelError> {
     use crate::message::{Part, Role, Source};
     for (index, message) in messages.iter().enumerate() {
-        let Some(part) = message.parts.first() else {
+        let Some(part) = message.parts().first() else {
             continue;
         };
         if matches!(message.role, Role::System | Role::Assistant) {
@@ -314,7 +314,7 @@ pub(crate) fn check_parts(
             )));
         }
         if !document_urls
-            && message.parts.iter().any(|p| {
+            && message.parts().iter().any(|p| {
                 matches!(
                     p,
                     Part::Document {
@@ -339,12 +339,12 @@ pub(crate) fn check_parts(
 /// `reasoning_signature`, Anthropic's thinking signature, and each provider writes JSON
 /// of its own shape there, so that it recognises its own state and ignores the rest.
 pub(crate) fn reasoning_state(message: &Message) -> Option<&str> {
-    message.reasoning_signature.as_deref()
+    message.reasoning_signature()
 }
 
 /// Sets what [`reasoning_state`] reads.
 pub(crate) fn set_reasoning_state(message: &mut Message, state: Option<String>) {
-    message.reasoning_signature = state;
+    message.set_reasoning_signature(state);
 }
 
 /// Serialises a request for `messages` into a body sized for them.
@@ -363,7 +363,7 @@ pub(crate) fn write_body(
 /// About how many bytes `message` takes in a request body.
 fn message_size(message: &Message) -> usize {
     let parts: usize = message
-        .parts
+        .parts()
         .iter()
         .map(|p| p.data().map_or(128, |d| d.base64().len() + 64))
         .sum();

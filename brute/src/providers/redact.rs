@@ -102,7 +102,7 @@ impl Redactor {
             }
         };
         fix(&mut message.content);
-        if let Some(reasoning) = message.reasoning.as_mut() {
+        if let Some(reasoning) = message.reasoning_mut() {
             fix(reasoning);
         }
         for call in &mut message.tool_calls {

@@ -21,8 +21,8 @@ pub(super) fn abandon(messages: &mut [Message], resuming: bool) -> bool {
     let keep = if resuming { tail } else { messages.len() };
     let mut changed = false;
     for message in &mut messages[..keep] {
-        if message.awaiting_approval {
-            message.awaiting_approval = false;
+        if message.awaiting_approval() {
+            message.set_awaiting_approval(false);
             message.content = ABANDONED_APPROVAL.to_string();
             changed = true;
         }

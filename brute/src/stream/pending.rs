@@ -15,7 +15,7 @@ use crate::message::{Message, Role, ToolCall};
 ///
 /// let call = ToolCall::new("c1", "shell", serde_json::json!({"command": "make"}));
 /// let mut placeholder = Message::tool_result("c1", "not run yet");
-/// placeholder.awaiting_approval = true;
+/// placeholder.set_awaiting_approval(true);
 /// let history = [Message::user("build it"), Message::tool_calls("", vec![call.clone()]), placeholder];
 /// assert_eq!(pending_approvals(&history), [&call]);
 /// assert!(pending_approvals(&history[..2]).is_empty());
@@ -36,7 +36,7 @@ pub fn pending_approvals(messages: &[Message]) -> Vec<&ToolCall> {
 pub(crate) fn placeholder_in(block: &[Message], id: &str) -> Option<usize> {
     block
         .iter()
-        .position(|m| m.awaiting_approval && m.tool_call_id.as_deref() == Some(id))
+        .position(|m| m.awaiting_approval() && m.tool_call_id.as_deref() == Some(id))
 }
 
 /// The placeholder of the pending call `id` in `messages` and the call: (the

@@ -242,6 +242,7 @@ impl fmt::Debug for OutputSchema {
 
 /// Why a reply holds no answer of the expected shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExtractError {
     /// The reply has no text.
     #[error("the reply is empty: it should be a JSON value matching the schema")]

@@ -23,8 +23,8 @@ pub(super) struct Assembled {
 impl Assembled {
     pub(super) fn into_message(self) -> Message {
         let mut message = Message::tool_calls(self.content, self.calls);
-        message.reasoning = Some(self.reasoning).filter(|r| !r.is_empty());
-        message.reasoning_signature = Some(self.signature).filter(|s| !s.is_empty());
+        message.set_reasoning(Some(self.reasoning).filter(|r| !r.is_empty()));
+        message.set_reasoning_signature(Some(self.signature).filter(|s| !s.is_empty()));
         message
     }
 }

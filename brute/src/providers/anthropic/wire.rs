@@ -172,10 +172,10 @@ pub(super) struct ResultContent<'a>(&'a Message);
 impl Serialize for ResultContent<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let message = self.0;
-        if message.parts.is_empty() {
+        if message.parts().is_empty() {
             return serializer.serialize_str(&message.content);
         }
-        let mut blocks: Vec<OutBlock<'_>> = message.parts.iter().map(OutBlock::part).collect();
+        let mut blocks: Vec<OutBlock<'_>> = message.parts().iter().map(OutBlock::part).collect();
         if !message.content.is_empty() {
             blocks.push(OutBlock::Text {
                 text: &message.content,
@@ -221,7 +221,7 @@ pub(super) fn blocks(message: &Message) -> Vec<OutBlock<'_>> {
         Role::Assistant => {
             // Only signed thinking can go back; reasoning from other providers cannot.
             if let (Some(thinking), Some(signature)) =
-                (&message.reasoning, &message.reasoning_signature)
+                (message.reasoning(), message.reasoning_signature())
             {
                 blocks.push(OutBlock::Thinking {
                     thinking,
@@ -242,7 +242,7 @@ pub(super) fn blocks(message: &Message) -> Vec<OutBlock<'_>> {
             }
         }
         Role::User | Role::System => {
-            blocks.extend(message.parts.iter().map(OutBlock::part));
+            blocks.extend(message.parts().iter().map(OutBlock::part));
             if !message.content.is_empty() {
                 blocks.push(OutBlock::Text {
                     text: &message.content,

@@ -163,7 +163,7 @@ fn contents<'a>(messages: &'a [Message], system: &mut String) -> Vec<Content<'a>
                 continue;
             }
             Role::User => {
-                parts.extend(message.parts.iter().map(OutPart::Media));
+                parts.extend(message.parts().iter().map(OutPart::Media));
                 push_text(&mut parts, &message.content, None);
                 "user"
             }
@@ -189,7 +189,7 @@ fn contents<'a>(messages: &'a [Message], system: &mut String) -> Vec<Content<'a>
                     result: &message.content,
                 });
                 // Images and documents of a result follow it in the same turn.
-                parts.extend(message.parts.iter().map(OutPart::Media));
+                parts.extend(message.parts().iter().map(OutPart::Media));
                 "user"
             }
         };

@@ -145,7 +145,7 @@ impl Reading {
             )));
         }
         let mut message = Message::tool_calls(text, self.calls);
-        message.reasoning = reasoning;
+        message.set_reasoning(reasoning);
         if !self.signatures.is_empty() {
             let carried = Carried {
                 gemini_thought_signatures: &self.signatures,

@@ -115,10 +115,11 @@ impl Codec {
         })?;
         let wire = choice.message;
         let mut message = Message::assistant(wire.content.or(wire.refusal).unwrap_or_default());
-        message.reasoning = wire
-            .reasoning_content
-            .or(wire.reasoning)
-            .filter(|r| !r.is_empty());
+        message.set_reasoning(
+            wire.reasoning_content
+                .or(wire.reasoning)
+                .filter(|r| !r.is_empty()),
+        );
         message.tool_calls = wire
             .tool_calls
             .into_iter()

@@ -88,7 +88,7 @@ impl Assemble for State {
         }
         let (content, reasoning) = self.text.into_parts();
         let mut message = Message::assistant(content);
-        message.reasoning = reasoning;
+        message.set_reasoning(reasoning);
         message.tool_calls = self
             .calls
             .into_iter()

@@ -85,7 +85,7 @@ impl Serialize for WireMessages<'_> {
                 pending.clear();
             }
             seq.serialize_element(&WireMessage::from(message))?;
-            if message.role == Role::Tool && !message.parts.is_empty() {
+            if message.role == Role::Tool && !message.parts().is_empty() {
                 pending.push(message);
             }
         }
@@ -111,7 +111,7 @@ impl Serialize for ToolParts<'_> {
                     let id = message.tool_call_id.as_deref().unwrap_or("");
                     let label = format!("Attached to the result of tool call {id}:");
                     seq.serialize_element(&TextPart { text: &label })?;
-                    for part in &message.parts {
+                    for part in message.parts() {
                         seq.serialize_element(&WirePart(part))?;
                     }
                 }
@@ -137,7 +137,7 @@ impl Serialize for Content<'_> {
             Content::Text(text) => serializer.serialize_str(text),
             Content::Parts(message) => {
                 let mut seq = serializer.serialize_seq(None)?;
-                for part in &message.parts {
+                for part in message.parts() {
                     seq.serialize_element(&WirePart(part))?;
                 }
                 if !message.content.is_empty() {
@@ -263,7 +263,7 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
                 },
             })
             .collect();
-        let content = if !message.parts.is_empty() && message.role == Role::User {
+        let content = if !message.parts().is_empty() && message.role == Role::User {
             Some(Content::Parts(message))
         } else if message.content.is_empty() && !tool_calls.is_empty() {
             None

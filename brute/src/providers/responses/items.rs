@@ -74,9 +74,11 @@ impl Items {
             .filter(|t| !t.is_empty())
             .unwrap_or(self.text);
         let mut message = Message::tool_calls(text, self.calls);
-        message.reasoning = streamed_reasoning
-            .or(Some(self.reasoning))
-            .filter(|r| !r.is_empty());
+        message.set_reasoning(
+            streamed_reasoning
+                .or(Some(self.reasoning))
+                .filter(|r| !r.is_empty()),
+        );
         if !self.reasoning_items.is_empty() {
             let state = Value::Array(self.reasoning_items).to_string();
             set_reasoning_state(&mut message, Some(state));

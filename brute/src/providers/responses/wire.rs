@@ -88,7 +88,7 @@ impl Serialize for Input<'_> {
         for message in self.0 {
             match message.role {
                 Role::System => seq.serialize_element(&Said("system", Content::Text(message)))?,
-                Role::User if message.parts.is_empty() => {
+                Role::User if message.parts().is_empty() => {
                     seq.serialize_element(&Said("user", Content::Text(message)))?
                 }
                 Role::User => seq.serialize_element(&Said("user", Content::Parts(message)))?,
@@ -166,7 +166,7 @@ impl Serialize for Content<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (message, text_first) = match self {
             Content::Text(message) => return serializer.serialize_str(&message.content),
-            Content::Output(message) if message.parts.is_empty() => {
+            Content::Output(message) if message.parts().is_empty() => {
                 return serializer.serialize_str(&message.content);
             }
             Content::Parts(message) => (message, false),
@@ -180,7 +180,7 @@ impl Serialize for Content<'_> {
         if text_first && let Some(text) = &text {
             seq.serialize_element(text)?;
         }
-        for part in &message.parts {
+        for part in message.parts() {
             seq.serialize_element(&InputPart(part))?;
         }
         if !text_first && let Some(text) = &text {

@@ -45,7 +45,7 @@ pub(super) fn needs_repair(messages: &[Message]) -> bool {
         if message.role != Role::Assistant && !message.tool_calls.is_empty() {
             return true;
         }
-        if message.awaiting_approval && !marker_allowed(message, index, block) {
+        if message.awaiting_approval() && !marker_allowed(message, index, block) {
             return true;
         }
         if message.tool_calls.iter().any(|c| c.id.is_empty()) {
@@ -81,12 +81,12 @@ pub(super) fn repair(messages: Vec<Message>, report: &mut Repaired) -> Vec<(usiz
             report.dropped.push(message.clone());
             message.tool_calls.clear();
         }
-        if message.awaiting_approval && !marker_allowed(&message, index, block) {
+        if message.awaiting_approval() && !marker_allowed(&message, index, block) {
             report
                 .problems
                 .push(Problem::StrayApproval { message: number });
             report.rewritten = true;
-            message.awaiting_approval = false;
+            message.set_awaiting_approval(false);
             if message.role == Role::Tool {
                 message.content = ABANDONED_APPROVAL.to_string();
             }

@@ -54,7 +54,7 @@ where
         }
         for call in &asked {
             let mut placeholder = Message::tool_result(call.id.clone(), AWAITING);
-            placeholder.awaiting_approval = true;
+            placeholder.set_awaiting_approval(true);
             env.messages.push(placeholder);
         }
         if env.persists() {

@@ -1,0 +1,143 @@
+//! Runs the turn of a task on its own task, like the server's other turns, but
+//! stoppable: `CancelTask` cancels its token, which drops the turn's stream (brute's
+//! `SessionLog` leaves the session whole). The request waits until the turn holds its
+//! session, so a busy session is an error before any byte of a stream.
+
+use std::sync::Arc;
+
+use brute::stream::{TurnItem, TurnResult};
+use brute::{BoxAgent, Env};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::error::A2aError;
+use super::tasks::{Registry, TaskRef};
+use super::wire::TaskState;
+use crate::error::ApiError;
+use crate::live::{Signal, Sink};
+use crate::state::Shared;
+
+/// The items of a started turn: the first one (when it came before the turn was
+/// seen to hold its session), then the rest.
+pub(crate) struct Started {
+    first: Option<TurnItem>,
+    rx: mpsc::UnboundedReceiver<Signal>,
+}
+
+impl Started {
+    /// The next item; `None` after the end.
+    pub(crate) async fn next(&mut self) -> Option<TurnItem> {
+        if let Some(item) = self.first.take() {
+            return Some(item);
+        }
+        loop {
+            match self.rx.recv().await? {
+                Signal::Started => continue,
+                Signal::Item(item) => return Some(item),
+                Signal::Failed(error) => {
+                    return Some(TurnItem::End {
+                        result: TurnResult::Failed {
+                            error: error.message,
+                        },
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// What the client is told when it canceled the task.
+pub(crate) const CANCELED: &str = "canceled by the client";
+
+/// Starts the turn of `task` (`env` holds its session and input) and waits until it
+/// holds the session or fails.
+pub(crate) async fn start(
+    shared: &Shared,
+    registry: &Arc<Registry>,
+    agent: Arc<BoxAgent>,
+    mut env: Env,
+    task: &TaskRef,
+) -> Result<Started, A2aError> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    env.extensions.insert(Sink(tx.clone()));
+    let id = task.id();
+    let token = CancellationToken::new();
+    let done = CancellationToken::new();
+    registry.running(&id, token.clone(), done.clone());
+    let timeout = shared.timeout;
+    let session = task.session.clone();
+    let registry_of_turn = registry.clone();
+    let id_of_turn = id.clone();
+    shared.turns.spawn(async move {
+        let mut stream = agent.stream_owned(env);
+        let drive = async {
+            let mut end = None;
+            while let Some(item) = stream.next_item().await {
+                if matches!(item, TurnItem::End { .. }) {
+                    end = Some(item);
+                } else {
+                    let _ = tx.send(Signal::Item(item));
+                }
+            }
+            (end, stream.take_result())
+        };
+        let signal = tokio::select! {
+            () = token.cancelled() => Signal::Item(TurnItem::End {
+                result: TurnResult::Exited { reason: CANCELED.to_owned() },
+            }),
+            outcome = tokio::time::timeout(timeout, drive) => match outcome {
+                Err(_) => Signal::Failed(ApiError::timeout(
+                    &format!("the turn of session `{session}`"),
+                    timeout,
+                )),
+                Ok((_, Some(Err(error)))) => Signal::Failed(ApiError::turn(&session, &error)),
+                Ok((Some(end), _)) => Signal::Item(end),
+                Ok((None, _)) => Signal::Failed(ApiError::new(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "turn",
+                    format!("session `{session}`: the turn's stream ended without its end"),
+                )),
+            },
+        };
+        drop(stream);
+        let ended = match &signal {
+            Signal::Failed(error) => Some((TaskState::Failed, error.message.clone())),
+            Signal::Item(TurnItem::End { result }) => match result {
+                TurnResult::Exited { reason } if reason == CANCELED => {
+                    Some((TaskState::Canceled, CANCELED.to_owned()))
+                }
+                TurnResult::Completed { .. } | TurnResult::Paused { .. } => None,
+                other => Some((TaskState::Failed, ended_why(other))),
+            },
+            _ => None,
+        };
+        registry_of_turn.finished(&id_of_turn, ended);
+        done.cancel();
+        let _ = tx.send(signal);
+    });
+    let first = match rx.recv().await {
+        Some(Signal::Started) => None,
+        Some(Signal::Item(item)) => Some(item),
+        Some(Signal::Failed(error)) => {
+            registry.forget(&id);
+            return Err(error.into());
+        }
+        None => {
+            registry.forget(&id);
+            return Err(A2aError::Internal(format!(
+                "task `{id}`: the turn ended without a result"
+            )));
+        }
+    };
+    Ok(Started { first, rx })
+}
+
+/// Why a turn that ended without an answer ended, for the task's status message.
+pub(crate) fn ended_why(result: &TurnResult) -> String {
+    match result {
+        TurnResult::Exited { reason } => format!("the turn ended early: {reason}"),
+        TurnResult::Failed { error } => format!("the turn failed: {error}"),
+        TurnResult::Unfinished => "the turn ended without a final answer".to_owned(),
+        _ => "the turn ended without an answer".to_owned(),
+    }
+}
