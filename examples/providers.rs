@@ -5,11 +5,13 @@
 //! cargo run --example providers                                           # scripted, offline
 //! BRUTE_MODEL=openai:gpt-4o-mini cargo run --example providers            # OPENAI_API_KEY
 //! BRUTE_MODEL=anthropic:claude-sonnet-4-5 cargo run --example providers   # ANTHROPIC_API_KEY
+//! BRUTE_MODEL=responses:gpt-5 cargo run --example providers               # OPENAI_API_KEY, Responses API
+//! BRUTE_MODEL=gemini:gemini-2.5-flash cargo run --example providers       # GEMINI_API_KEY or GOOGLE_API_KEY
 //! BRUTE_MODEL=ollama:qwen3:4b cargo run --example providers               # OLLAMA_HOST or localhost
 //! cargo run --example providers -- --model http://localhost:8000/v1#qwen "Your own prompt"
 //! ```
 //!
-//! With no `BRUTE_MODEL`, a set `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` picks that
+//! With no `BRUTE_MODEL`, a set `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY` picks that
 //! provider's default model (`brute::providers::from_env`). Text is streamed to the
 //! terminal as it arrives; the token usage of the turn is printed at the end.
 
@@ -49,7 +51,7 @@ async fn main() -> Result<(), common::Report> {
         Some(model) => model.stream(true),
         None => {
             println!(
-                "(no BRUTE_MODEL, OPENAI_API_KEY or ANTHROPIC_API_KEY: using a scripted model)"
+                "(no BRUTE_MODEL, OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY: using a scripted model)"
             );
             AnyModel::from(
                 ScriptedModel::new([Message::assistant("2, 3 and 5.")]).named("scripted"),

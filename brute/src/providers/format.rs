@@ -102,6 +102,14 @@ pub trait WireFormat: Clone + fmt::Debug + Send + Sync + 'static {
     /// `https://api.openai.com/v1/chat/completions`).
     fn endpoint(base_url: &str) -> String;
 
+    /// The address of one call, from the [`endpoint`](WireFormat::endpoint): the
+    /// endpoint itself, unless the API puts the model or the choice of a stream in the
+    /// address (Gemini's `models/{model}:streamGenerateContent?alt=sse`).
+    fn call_url<'a>(&self, endpoint: &'a str, stream: bool) -> std::borrow::Cow<'a, str> {
+        let _ = stream;
+        std::borrow::Cow::Borrowed(endpoint)
+    }
+
     /// The JSON request body for `request`.
     fn encode(&self, request: &Request<'_>) -> Result<Vec<u8>, ModelError>;
 

@@ -42,6 +42,7 @@ macro_rules! codec {
             key_header: $key_header:expr,
             headers: $headers:expr,
             endpoint: $endpoint:path,
+            $(call_url: $call_url:path,)?
             params: $params:ty,
             response: $response:ty as $what:literal,
             stream: $stream:ident,
@@ -126,6 +127,12 @@ macro_rules! codec {
             fn endpoint(base_url: &str) -> String {
                 $endpoint(base_url)
             }
+
+            $(
+                fn call_url<'a>(&self, endpoint: &'a str, stream: bool) -> std::borrow::Cow<'a, str> {
+                    $call_url(self, endpoint, stream)
+                }
+            )?
 
             fn encode(
                 &self,

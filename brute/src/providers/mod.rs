@@ -5,6 +5,9 @@
 //!   (feature `openai`);
 //! - [`Anthropic`] ([`anthropic`]) speaks the Anthropic Messages
 //!   API (feature `anthropic`);
+//! - [`Responses`] ([`responses`]) speaks the OpenAI Responses API (`POST /v1/responses`),
+//!   which OpenAI and the Open Responses servers serve (feature `responses`);
+//! - [`Gemini`] ([`gemini`]) speaks the Gemini API's `generateContent` (feature `gemini`);
 //! - [`Replay`] plays back a JSONL file of recorded provider responses, offline
 //!   (always available).
 //!
@@ -88,9 +91,11 @@ pub mod anthropic;
 mod client;
 mod errors;
 mod format;
+pub mod gemini;
 pub mod openai;
 mod redact;
 mod replay;
+pub mod responses;
 mod spec;
 mod sse;
 mod stream;
@@ -104,12 +109,16 @@ pub use client::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_STREAM_BYTES, HttpModel,
 };
 pub use format::{Request, StreamDecode, WireFormat};
+#[cfg(feature = "gemini")]
+pub use gemini::Gemini;
 #[cfg(feature = "openai")]
 pub use openai::OpenAi;
 pub use replay::{Replay, ReplayError};
+#[cfg(feature = "responses")]
+pub use responses::Responses;
 pub use spec::{
-    API_KEY_VAR, AnyModel, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, MODEL_VAR, ModelSpec,
-    SpecError, from_env, from_spec,
+    API_KEY_VAR, AnyModel, DEFAULT_ANTHROPIC_MODEL, DEFAULT_GEMINI_MODEL, DEFAULT_OPENAI_MODEL,
+    MODEL_VAR, ModelSpec, SpecError, from_env, from_spec,
 };
 pub use sse::DEFAULT_MAX_EVENT_BYTES;
 
@@ -324,6 +333,20 @@ pub(crate) fn check_parts(
     Ok(())
 }
 
+/// What a provider other than Anthropic keeps on a message to take its reasoning back on a
+/// later call (the Responses API's reasoning items, Gemini's thought signatures), read
+/// and written only through this pair: the field it lives in is the message's
+/// `reasoning_signature`, Anthropic's thinking signature, and each provider writes JSON
+/// of its own shape there, so that it recognises its own state and ignores the rest.
+pub(crate) fn reasoning_state(message: &Message) -> Option<&str> {
+    message.reasoning_signature()
+}
+
+/// Sets what [`reasoning_state`] reads.
+pub(crate) fn set_reasoning_state(message: &mut Message, state: Option<String>) {
+    message.set_reasoning_signature(state);
+}
+
 /// Serialises a request for `messages` into a body sized for them.
 pub(crate) fn write_body(
     provider: &str,
@@ -395,6 +418,11 @@ impl Deltas {
             self.reasoning.push_str(&text);
             env.emit(crate::event::Event::ReasoningDelta(&text));
         }
+    }
+
+    /// Whether any reasoning has arrived.
+    pub(crate) fn has_reasoning(&self) -> bool {
+        !self.reasoning.is_empty()
     }
 
     /// What of `text` can be let through now, secrets replaced.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use super::{anthropic, openai};
+use super::{StreamDecode, WireFormat, anthropic, gemini, openai, responses};
 use crate::env::Env;
 use crate::error::{Error, ModelError};
 use crate::model::{Completion, Model};
@@ -19,7 +19,8 @@ use crate::model::{Completion, Model};
 /// - a raw response body, as the API returned it: an OpenAI chat completion
 ///   (recognised by `choices`) or an Anthropic message (`"type": "message"`);
 /// - an envelope, as the providers' `record_to` writes it:
-///   `{"provider": "openai" | "anthropic", "body": {..}}` for a JSON response or
+///   `{"provider": "openai" | "anthropic" | "responses" | "gemini", "body": {..}}` for a
+///   JSON response or
 ///   `{"provider": .., "sse": "event: ..\ndata: ..\n\n"}` for an event stream, which is
 ///   decoded as a live stream would be (content and reasoning deltas are emitted).
 ///
@@ -51,6 +52,8 @@ pub struct Replay {
 enum Provider {
     OpenAi,
     Anthropic,
+    Responses,
+    Gemini,
 }
 
 #[derive(Debug)]
@@ -157,23 +160,27 @@ impl Replay {
             ))
         })?;
         let place = format!("replay {}:{}", self.source, entry.line);
-        match (&entry.payload, entry.provider) {
-            (Payload::Body(body), Provider::OpenAi) => {
-                openai::Codec::decode(body.as_bytes(), &place)
-            }
-            (Payload::Body(body), Provider::Anthropic) => {
-                anthropic::Codec::decode(body.as_bytes(), &place)
-            }
-            (Payload::Sse(text), Provider::OpenAi) => {
-                let mut decoder = openai::Codec::stream_decoder(place);
-                decoder.feed(text.as_bytes(), env)?;
-                decoder.finish(env)
-            }
-            (Payload::Sse(text), Provider::Anthropic) => {
-                let mut decoder = anthropic::Codec::stream_decoder(place);
-                decoder.feed(text.as_bytes(), env)?;
-                decoder.finish(env)
-            }
+        match entry.provider {
+            Provider::OpenAi => play::<openai::Codec>(&entry.payload, place, env),
+            Provider::Anthropic => play::<anthropic::Codec>(&entry.payload, place, env),
+            Provider::Responses => play::<responses::Codec>(&entry.payload, place, env),
+            Provider::Gemini => play::<gemini::Codec>(&entry.payload, place, env),
+        }
+    }
+}
+
+/// Decodes a recorded body or stream as format `F`'s live decoders would.
+fn play<F: WireFormat>(
+    payload: &Payload,
+    place: String,
+    env: &Env,
+) -> Result<Completion, ModelError> {
+    match payload {
+        Payload::Body(body) => F::decode(body.as_bytes(), &place),
+        Payload::Sse(text) => {
+            let mut decoder = F::stream_decoder(place, super::DEFAULT_MAX_EVENT_BYTES);
+            decoder.feed(text.as_bytes(), env)?;
+            decoder.finish(env)
         }
     }
 }
@@ -183,9 +190,11 @@ fn entry(value: &Value, line: &str, number: usize) -> Result<Entry, String> {
         let provider = match provider.as_str() {
             Some("openai") => Provider::OpenAi,
             Some("anthropic") => Provider::Anthropic,
+            Some("responses") => Provider::Responses,
+            Some("gemini") => Provider::Gemini,
             _ => {
                 return Err(format!(
-                    "unknown provider {provider}: expected \"openai\" or \"anthropic\""
+                    "unknown provider {provider}: expected \"openai\", \"anthropic\", \"responses\" or \"gemini\""
                 ));
             }
         };

@@ -19,6 +19,21 @@ pub(crate) trait Assemble: Default {
     fn deltas(&mut self) -> &mut super::Deltas;
 }
 
+/// One event's `data` read as `T`; `what` names what it should have been (`a stream
+/// event`) in the error, which quotes the start of the data.
+pub(crate) fn parse_event<'a, T: serde::Deserialize<'a>>(
+    place: &str,
+    data: &'a str,
+    what: &str,
+) -> Result<T, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        ModelError::Malformed(format!(
+            "{place}: {what} is not valid ({e}): {}",
+            super::errors::quote(data)
+        ))
+    })
+}
+
 /// The parser and the state of one streamed reply.
 #[derive(Debug)]
 pub(crate) struct Decoding<S> {

@@ -139,7 +139,12 @@ impl<F: WireFormat> HttpModel<F> {
     /// A model speaking `wire` to the API root in the environment variable `base_var`
     /// (`default_base` when unset or empty), with the key in `key_var` (none when
     /// unset): what the providers' `new` does.
-    #[cfg(any(feature = "openai", feature = "anthropic"))]
+    #[cfg(any(
+        feature = "openai",
+        feature = "anthropic",
+        feature = "responses",
+        feature = "gemini"
+    ))]
     pub(crate) fn from_env(wire: F, base_var: &str, default_base: &str, key_var: &str) -> Self {
         let base = std::env::var(base_var)
             .ok()
@@ -352,10 +357,11 @@ impl<F: WireFormat> HttpModel<F> {
 
     /// Encode, send, then decode the body or the stream.
     async fn exchange(&self, env: &Env, redactor: &Redactor) -> Result<Completion, ModelError> {
+        let url = self.wire.call_url(&self.url, self.stream);
         let place = format!(
             "{}: POST {} (model {})",
             F::NAME,
-            redactor.text(&self.url),
+            redactor.text(&url),
             self.wire.model()
         );
         let request = Request::from_env(env).stream(self.stream);
@@ -363,7 +369,7 @@ impl<F: WireFormat> HttpModel<F> {
         let headers = self.headers(&place)?;
         let response = self
             .transport
-            .post(&place, &self.url, headers, body, redactor)
+            .post(&place, &url, headers, body, redactor)
             .await?;
         // What the model wrote has the secrets taken out before it is decoded.
         let output = if self.redact_output {

@@ -1,5 +1,5 @@
 //! A model from one string: `openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5`,
-//! `ollama:qwen3:4b`, or the API root of any OpenAI-compatible server
+//! `responses:gpt-5`, `gemini:gemini-2.5-flash`, `ollama:qwen3:4b`, or the API root of any OpenAI-compatible server
 //! (`http://localhost:8000/v1#my-model`), and the same string read from `BRUTE_MODEL`.
 //!
 //! The table of specs is on [`from_spec`]; the environment's part on [`from_env`].
@@ -17,10 +17,19 @@ use crate::scripted::ScriptedModel;
 
 #[cfg(feature = "anthropic")]
 use super::Anthropic;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "responses",
+    feature = "gemini"
+))]
 use super::ApiKey;
+#[cfg(feature = "gemini")]
+use super::Gemini;
 #[cfg(feature = "openai")]
 use super::OpenAi;
+#[cfg(feature = "responses")]
+use super::Responses;
 
 /// The variable [`from_env`] reads a spec from.
 pub const MODEL_VAR: &str = "BRUTE_MODEL";
@@ -30,6 +39,8 @@ pub const API_KEY_VAR: &str = "BRUTE_API_KEY";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// The model [`from_env`] picks when only `ANTHROPIC_API_KEY` is set.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// The model [`from_env`] picks when only `GEMINI_API_KEY` is set.
+pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
 
 /// A model spec, parsed: which provider and which model, before any key is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +53,16 @@ pub enum ModelSpec {
     /// `anthropic:NAME`.
     Anthropic {
         /// The model's name (`claude-sonnet-4-5`).
+        model: String,
+    },
+    /// `responses:NAME` or `openai-responses:NAME`: OpenAI's Responses API.
+    Responses {
+        /// The model's name (`gpt-5`).
+        model: String,
+    },
+    /// `gemini:NAME`: Google's Gemini API.
+    Gemini {
+        /// The model's name (`gemini-2.5-flash`).
         model: String,
     },
     /// `ollama:NAME` (the name may hold colons: `qwen3:4b`).
@@ -67,7 +88,7 @@ pub enum ModelSpec {
 pub enum SpecError {
     /// The spec names no provider brute knows.
     #[error(
-        "model spec `{spec}`: unknown provider `{provider}`; expected `openai:NAME`, `anthropic:NAME`, `ollama:NAME`, an `http(s)://` API root (`http://host:8000/v1#NAME`) or `scripted`"
+        "model spec `{spec}`: unknown provider `{provider}`; expected `openai:NAME`, `anthropic:NAME`, `responses:NAME`, `gemini:NAME`, `ollama:NAME`, an `http(s)://` API root (`http://host:8000/v1#NAME`) or `scripted`"
     )]
     UnknownProvider {
         /// The spec as given.
@@ -142,6 +163,8 @@ impl ModelSpec {
             match provider.trim().to_ascii_lowercase().as_str() {
                 "openai" => ("openai", DEFAULT_OPENAI_MODEL),
                 "anthropic" => ("anthropic", DEFAULT_ANTHROPIC_MODEL),
+                "responses" | "openai-responses" => ("responses", "gpt-5"),
+                "gemini" => ("gemini", DEFAULT_GEMINI_MODEL),
                 "ollama" => ("ollama", "qwen3:4b"),
                 _ => {
                     return Err(SpecError::UnknownProvider {
@@ -161,6 +184,8 @@ impl ModelSpec {
         Ok(match name {
             "openai" => ModelSpec::OpenAi { model },
             "anthropic" => ModelSpec::Anthropic { model },
+            "responses" => ModelSpec::Responses { model },
+            "gemini" => ModelSpec::Gemini { model },
             _ => ModelSpec::Ollama { model },
         })
     }
@@ -171,6 +196,8 @@ impl fmt::Display for ModelSpec {
         match self {
             ModelSpec::OpenAi { model } => write!(f, "openai:{model}"),
             ModelSpec::Anthropic { model } => write!(f, "anthropic:{model}"),
+            ModelSpec::Responses { model } => write!(f, "responses:{model}"),
+            ModelSpec::Gemini { model } => write!(f, "gemini:{model}"),
             ModelSpec::Ollama { model } => write!(f, "ollama:{model}"),
             ModelSpec::Compatible { base_url, model } => write!(f, "{base_url}#{model}"),
             ModelSpec::Scripted => f.write_str("scripted"),
@@ -189,6 +216,12 @@ pub enum AnyModel {
     /// The Anthropic Messages API.
     #[cfg(feature = "anthropic")]
     Anthropic(Anthropic),
+    /// The OpenAI Responses API (OpenAI, Open Responses servers).
+    #[cfg(feature = "responses")]
+    Responses(Responses),
+    /// Google's Gemini API.
+    #[cfg(feature = "gemini")]
+    Gemini(Gemini),
     /// A scripted model, for offline runs.
     Scripted(ScriptedModel),
 }
@@ -203,6 +236,10 @@ impl AnyModel {
             AnyModel::OpenAi(model) => AnyModel::OpenAi(model.stream(stream)),
             #[cfg(feature = "anthropic")]
             AnyModel::Anthropic(model) => AnyModel::Anthropic(model.stream(stream)),
+            #[cfg(feature = "responses")]
+            AnyModel::Responses(model) => AnyModel::Responses(model.stream(stream)),
+            #[cfg(feature = "gemini")]
+            AnyModel::Gemini(model) => AnyModel::Gemini(model.stream(stream)),
             AnyModel::Scripted(model) => {
                 let _ = stream;
                 AnyModel::Scripted(model)
@@ -230,6 +267,10 @@ impl Model for AnyModel {
             AnyModel::OpenAi(model) => model.complete(env).await,
             #[cfg(feature = "anthropic")]
             AnyModel::Anthropic(model) => model.complete(env).await,
+            #[cfg(feature = "responses")]
+            AnyModel::Responses(model) => model.complete(env).await,
+            #[cfg(feature = "gemini")]
+            AnyModel::Gemini(model) => model.complete(env).await,
             AnyModel::Scripted(model) => model.complete(env).await,
         }
     }
@@ -240,6 +281,10 @@ impl Model for AnyModel {
             AnyModel::OpenAi(model) => model.name(),
             #[cfg(feature = "anthropic")]
             AnyModel::Anthropic(model) => model.name(),
+            #[cfg(feature = "responses")]
+            AnyModel::Responses(model) => model.name(),
+            #[cfg(feature = "gemini")]
+            AnyModel::Gemini(model) => model.name(),
             AnyModel::Scripted(model) => model.name(),
         }
     }
@@ -250,6 +295,10 @@ impl Model for AnyModel {
             AnyModel::OpenAi(model) => model.secrets(),
             #[cfg(feature = "anthropic")]
             AnyModel::Anthropic(model) => model.secrets(),
+            #[cfg(feature = "responses")]
+            AnyModel::Responses(model) => model.secrets(),
+            #[cfg(feature = "gemini")]
+            AnyModel::Gemini(model) => model.secrets(),
             AnyModel::Scripted(model) => model.secrets(),
         }
     }
@@ -263,13 +312,15 @@ impl Model for AnyModel {
 /// |---|---|---|---|
 /// | `openai:NAME` | [`OpenAi`] | `OPENAI_API_KEY` (required) | `OPENAI_BASE_URL`, else OpenAI |
 /// | `anthropic:NAME` | [`Anthropic`] | `ANTHROPIC_API_KEY` (required) | `ANTHROPIC_BASE_URL`, else Anthropic |
+/// | `responses:NAME`, `openai-responses:NAME` | [`Responses`] | `OPENAI_API_KEY` (required) | `OPENAI_BASE_URL`, else OpenAI |
+/// | `gemini:NAME` | [`Gemini`] | `GEMINI_API_KEY`, else `GOOGLE_API_KEY` (required) | `GEMINI_BASE_URL`, else Google |
 /// | `ollama:NAME` | [`OpenAi`] on Ollama | none | `OLLAMA_HOST`, else `localhost:11434` |
 /// | `http(s)://ROOT#NAME` | [`OpenAi`] on that server | `BRUTE_API_KEY` if set | `ROOT` (the part before `/chat/completions`) |
 /// | `scripted` | none: [`from_env`] answers `None` | | |
 ///
 /// [`from_env`] reads `BRUTE_MODEL`; when it is unset it picks the first provider whose
 /// key is set (`OPENAI_API_KEY`: `openai:gpt-4o-mini`, `ANTHROPIC_API_KEY`:
-/// `anthropic:claude-sonnet-4-5`), and answers `None` when there is none, so a program
+/// `anthropic:claude-sonnet-4-5`, `GEMINI_API_KEY`: `gemini:gemini-2.5-flash`), and answers `None` when there is none, so a program
 /// can fall back to a [`ScriptedModel`](super::ScriptedModel) and say so:
 ///
 /// ```
@@ -302,7 +353,8 @@ pub fn from_spec(spec: &str) -> Result<AnyModel, SpecError> {
 }
 
 /// The model `BRUTE_MODEL` names; when it is unset, the first provider whose key is
-/// set (`OPENAI_API_KEY`, then `ANTHROPIC_API_KEY`) with its default model; `None`
+/// set (`OPENAI_API_KEY`, then `ANTHROPIC_API_KEY`, then `GEMINI_API_KEY`) with its
+/// default model; `None`
 /// when there is none, or when `BRUTE_MODEL` is `scripted`.
 pub fn from_env() -> Result<Option<AnyModel>, SpecError> {
     from_vars(&process_var)
@@ -320,6 +372,7 @@ fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<AnyModel>, S
         None if var("ANTHROPIC_API_KEY").is_some() => {
             format!("anthropic:{DEFAULT_ANTHROPIC_MODEL}")
         }
+        None if var("GEMINI_API_KEY").is_some() => format!("gemini:{DEFAULT_GEMINI_MODEL}"),
         None => return Ok(None),
     };
     match ModelSpec::parse(&spec)? {
@@ -329,7 +382,12 @@ fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<AnyModel>, S
 }
 
 /// The key in `var_name`, or the error naming it.
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "responses",
+    feature = "gemini"
+))]
 fn required_key(
     spec: &str,
     var_name: &'static str,
@@ -398,6 +456,39 @@ fn build(
             spec: spec.to_owned(),
             feature: "anthropic",
         }),
+        #[cfg(feature = "responses")]
+        ModelSpec::Responses { model } => {
+            let key = required_key(spec, "OPENAI_API_KEY", var)?;
+            let base = var("OPENAI_BASE_URL");
+            let base = base.as_deref().unwrap_or(super::responses::OPENAI_BASE_URL);
+            Ok(AnyModel::Responses(
+                Responses::compatible(base.trim(), model.as_str()).key(Some(key)),
+            ))
+        }
+        #[cfg(not(feature = "responses"))]
+        ModelSpec::Responses { .. } => Err(SpecError::FeatureDisabled {
+            spec: spec.to_owned(),
+            feature: "responses",
+        }),
+        #[cfg(feature = "gemini")]
+        ModelSpec::Gemini { model } => {
+            use super::gemini::{GEMINI_BASE_URL, GEMINI_KEY_VAR, GOOGLE_KEY_VAR};
+            let key = match var(GOOGLE_KEY_VAR) {
+                Some(google) if var(GEMINI_KEY_VAR).is_none() => ApiKey::new(google.trim()),
+                _ => required_key(spec, GEMINI_KEY_VAR, var)?,
+            };
+            let base = var("GEMINI_BASE_URL");
+            let base = base.as_deref().unwrap_or(GEMINI_BASE_URL);
+            let codec = super::gemini::Codec::new(model.as_str());
+            Ok(AnyModel::Gemini(
+                Gemini::from_wire(codec, base.trim()).key(Some(key)),
+            ))
+        }
+        #[cfg(not(feature = "gemini"))]
+        ModelSpec::Gemini { .. } => Err(SpecError::FeatureDisabled {
+            spec: spec.to_owned(),
+            feature: "gemini",
+        }),
         ModelSpec::Scripted => Err(SpecError::UnknownProvider {
             spec: spec.to_owned(),
             provider: "scripted (not a model: use a ScriptedModel)".to_owned(),
@@ -406,174 +497,4 @@ fn build(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    #[cfg(all(feature = "openai", feature = "anthropic"))]
-    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: std::collections::HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
-
-    #[test]
-    fn parses_every_form() {
-        let cases = [
-            (
-                "openai:gpt-4o-mini",
-                ModelSpec::OpenAi {
-                    model: "gpt-4o-mini".into(),
-                },
-            ),
-            (
-                " anthropic:claude-sonnet-4-5 ",
-                ModelSpec::Anthropic {
-                    model: "claude-sonnet-4-5".into(),
-                },
-            ),
-            (
-                "ollama:qwen3:4b",
-                ModelSpec::Ollama {
-                    model: "qwen3:4b".into(),
-                },
-            ),
-            ("OpenAI:o3", ModelSpec::OpenAi { model: "o3".into() }),
-            (
-                "http://127.0.0.1:8000/v1/#served",
-                ModelSpec::Compatible {
-                    base_url: "http://127.0.0.1:8000/v1".into(),
-                    model: "served".into(),
-                },
-            ),
-            (
-                "https://openrouter.ai/api/v1",
-                ModelSpec::Compatible {
-                    base_url: "https://openrouter.ai/api/v1".into(),
-                    model: "default".into(),
-                },
-            ),
-            ("scripted", ModelSpec::Scripted),
-        ];
-        for (spec, expected) in cases {
-            assert_eq!(ModelSpec::parse(spec).expect(spec), expected, "{spec}");
-        }
-    }
-
-    #[test]
-    fn display_round_trips() {
-        for spec in [
-            "openai:gpt-4o",
-            "anthropic:claude-x",
-            "ollama:qwen3:4b",
-            "http://h:1/v1#m",
-            "scripted",
-        ] {
-            let parsed = ModelSpec::parse(spec).expect(spec);
-            assert_eq!(ModelSpec::parse(&parsed.to_string()).expect(spec), parsed);
-        }
-    }
-
-    #[test]
-    fn bad_specs_say_what_is_wrong() {
-        let unknown = ModelSpec::parse("gemini:pro").unwrap_err().to_string();
-        assert!(
-            unknown.contains("`gemini:pro`") && unknown.contains("unknown provider `gemini`"),
-            "{unknown}"
-        );
-        let bare = ModelSpec::parse("gpt-4o").unwrap_err().to_string();
-        assert!(bare.contains("unknown provider `gpt-4o`"), "{bare}");
-        let empty = ModelSpec::parse("openai:").unwrap_err().to_string();
-        assert!(empty.contains("no model name after `openai:`"), "{empty}");
-    }
-
-    #[cfg(all(feature = "openai", feature = "anthropic"))]
-    #[test]
-    fn keys_come_from_their_variables() {
-        let none = vars(&[]);
-        let missing = build(
-            "openai:gpt-4o",
-            &ModelSpec::parse("openai:gpt-4o").unwrap(),
-            &none,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(missing.contains("`OPENAI_API_KEY`"), "{missing}");
-        let missing = build(
-            "anthropic:c",
-            &ModelSpec::parse("anthropic:c").unwrap(),
-            &none,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(missing.contains("`ANTHROPIC_API_KEY`"), "{missing}");
-        // Ollama needs no key.
-        let ollama = build(
-            "ollama:qwen3:4b",
-            &ModelSpec::parse("ollama:qwen3:4b").unwrap(),
-            &none,
-        )
-        .expect("ollama");
-        assert_eq!(ollama.name(), "qwen3:4b");
-        let AnyModel::OpenAi(ollama) = ollama else {
-            panic!("ollama is OpenAI-compatible")
-        };
-        assert_eq!(ollama.url(), "http://localhost:11434/v1/chat/completions");
-        // A compatible server never gets OpenAI's key.
-        let with_openai_key = vars(&[("OPENAI_API_KEY", "sk-openai")]);
-        let spec = "http://127.0.0.1:9/v1#m";
-        let compatible =
-            build(spec, &ModelSpec::parse(spec).unwrap(), &with_openai_key).expect("compatible");
-        assert!(
-            format!("{compatible:?}").contains("key: None"),
-            "{compatible:?}"
-        );
-    }
-
-    #[cfg(all(feature = "openai", feature = "anthropic"))]
-    #[test]
-    fn from_env_picks_the_spec_then_a_key_then_nothing() {
-        assert!(from_vars(&vars(&[])).expect("no vars").is_none());
-        assert!(
-            from_vars(&vars(&[
-                ("BRUTE_MODEL", "scripted"),
-                ("OPENAI_API_KEY", "k")
-            ]))
-            .expect("scripted")
-            .is_none()
-        );
-        let openai = from_vars(&vars(&[("OPENAI_API_KEY", "k")]))
-            .expect("openai")
-            .expect("some");
-        assert_eq!(openai.name(), DEFAULT_OPENAI_MODEL);
-        let anthropic = from_vars(&vars(&[("ANTHROPIC_API_KEY", "k")]))
-            .expect("anthropic")
-            .expect("some");
-        assert!(matches!(anthropic, AnyModel::Anthropic(_)));
-        assert_eq!(anthropic.name(), DEFAULT_ANTHROPIC_MODEL);
-        let chosen = from_vars(&vars(&[
-            ("BRUTE_MODEL", "ollama:llama3.2"),
-            ("OPENAI_API_KEY", "k"),
-        ]))
-        .expect("ollama")
-        .expect("some");
-        assert_eq!(chosen.name(), "llama3.2");
-        let base = from_vars(&vars(&[
-            ("BRUTE_MODEL", "openai:gpt-4.1"),
-            ("OPENAI_API_KEY", "k"),
-            ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1"),
-        ]))
-        .expect("openai")
-        .expect("some");
-        let AnyModel::OpenAi(base) = base else {
-            panic!("openai")
-        };
-        assert_eq!(base.url(), "http://127.0.0.1:1/v1/chat/completions");
-        let err = from_vars(&vars(&[("BRUTE_MODEL", "openai:gpt-4.1")]))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("OPENAI_API_KEY"), "{err}");
-    }
-}
+mod tests;
