@@ -290,12 +290,13 @@ impl SessionStore for FailingRelease {
     ) -> Result<(), SessionError> {
         self.0.append(lease, messages).await
     }
-    async fn replace(
+    async fn rewrite(
         &self,
         lease: &mut Self::Lease,
+        from: usize,
         messages: &[Message],
     ) -> Result<(), SessionError> {
-        self.0.replace(lease, messages).await
+        self.0.rewrite(lease, from, messages).await
     }
     async fn release(&self, _lease: Self::Lease) -> Result<(), SessionError> {
         Err(SessionError::WriterGone { store: "test" })

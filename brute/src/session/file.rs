@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{SessionError, io_error};
 use super::lock::LockGuard;
+use super::tail;
 use super::validate::{self, Validation};
 use crate::message::{Message, Role};
 
@@ -33,11 +34,17 @@ pub struct SessionFile {
     /// The path as given (a symlink stays one).
     path: PathBuf,
     /// The regular file it leads to: rewrites replace this one.
-    real: PathBuf,
+    pub(super) real: PathBuf,
     /// The file, locked for the life of the value.
-    file: LockGuard,
+    pub(super) file: LockGuard,
     /// The file's length, to undo a partial append.
-    len: u64,
+    pub(super) len: u64,
+    /// Where each stored message (each line that is not a `system` message) starts:
+    /// where a rewrite from a position cuts the file.
+    pub(super) starts: Vec<u64>,
+    /// A rewrite from a position whose redo record is written but that did not
+    /// finish (its write failed): no other write goes to the file until one does.
+    pub(super) unfinished: bool,
     buf: Vec<u8>,
     sync: bool,
 }
@@ -68,6 +75,8 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// What [`SessionFile::read_parsed`] found.
 struct Parsed {
     messages: Vec<Message>,
+    /// Where each message that is not `system` starts.
+    starts: Vec<u64>,
     /// The file is non-empty and does not end with a newline.
     needs_newline: bool,
     len: u64,
@@ -90,18 +99,24 @@ impl SessionFile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(&real, "read the file")(e)),
         }
+        // A rewrite interrupted by a crash (or running now) is read as finished.
+        tail::apply_in_memory(&real, &mut bytes)?;
         Self::parse(&real, bytes, limits).map(|p| p.messages)
     }
 
     fn parse(path: &Path, bytes: Vec<u8>, limits: Limits) -> Result<Parsed, SessionError> {
         let needs_newline = bytes.last().is_some_and(|b| *b != b'\n');
         let mut messages = Vec::with_capacity(bytes.len() / 128 + 1);
+        let mut starts = Vec::with_capacity(bytes.len() / 128 + 1);
         // A leading byte order mark is not part of the first line.
         let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+        let mut start = (bytes.len() - body.len()) as u64;
         let mut lines = body.split(|b| *b == b'\n').peekable();
         let mut number = 0;
         while let Some(line) = lines.next() {
             number += 1;
+            let line_start = start;
+            start += line.len() as u64 + 1;
             if line.len() as u64 > limits.line {
                 return Err(SessionError::TooLarge {
                     path: path.to_path_buf(),
@@ -118,16 +133,21 @@ impl SessionFile {
             if text.trim().is_empty() {
                 continue;
             }
-            let message = serde_json::from_str(text).map_err(|source| SessionError::Corrupt {
-                path: path.to_path_buf(),
-                line: number,
-                unterminated: lines.peek().is_none(),
-                source,
-            })?;
+            let message: Message =
+                serde_json::from_str(text).map_err(|source| SessionError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: number,
+                    unterminated: lines.peek().is_none(),
+                    source,
+                })?;
+            if message.role != Role::System {
+                starts.push(line_start);
+            }
             messages.push(message);
         }
         Ok(Parsed {
             messages,
+            starts,
             needs_newline,
             len: bytes.len() as u64,
         })
@@ -184,6 +204,9 @@ impl SessionFile {
             fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
         }
         let (lock, created) = LockGuard::acquire(path, &real)?;
+        // A rewrite from a position interrupted by a crash is finished first: the lock
+        // is ours, so none is running.
+        tail::recover(&real, lock.file(), path)?;
         // A rewrite interrupted by a crash leaves its temp file: the lock is ours, so
         // no rewrite is running.
         match fs::remove_file(temp_path(&real)) {
@@ -200,6 +223,7 @@ impl SessionFile {
         }
         let Parsed {
             messages,
+            starts,
             needs_newline,
             len,
         } = Self::parse(&real, bytes, limits)?;
@@ -208,11 +232,13 @@ impl SessionFile {
             real,
             file: lock,
             len,
+            starts,
+            unfinished: false,
             buf: Vec::new(),
             sync,
         };
         if needs_newline {
-            session.write_bytes(b"\n")?;
+            session.write_raw(b"\n")?;
             session.flush()?;
         }
         Ok((session, messages, created))
@@ -249,9 +275,30 @@ impl SessionFile {
         Ok(buf)
     }
 
-    /// Writes `bytes` at the end, without fsync; undone on failure. Returns the
-    /// length before, for [`undo`](Self::undo).
+    /// Writes `bytes` (lines of [`serialize`](Self::serialize)) at the end, without
+    /// fsync; undone on failure. Returns the length before, for [`undo`](Self::undo).
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> Result<u64, SessionError> {
+        self.refuse_unfinished()?;
+        let before = self.write_raw(bytes)?;
+        self.starts.extend(line_starts(before, bytes));
+        Ok(before)
+    }
+
+    /// Fails while a rewrite from a position is unfinished: a write now would be
+    /// undone when the next open finishes the rewrite.
+    pub(super) fn refuse_unfinished(&self) -> Result<(), SessionError> {
+        if self.unfinished {
+            return Err(io_error(&self.path, "append to the file")(
+                io::Error::other(
+                    "a rewrite of the file did not finish; it is finished when the session is opened again",
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at the end, without fsync; undone on failure.
+    fn write_raw(&mut self, bytes: &[u8]) -> Result<u64, SessionError> {
         let before = self.len;
         if bytes.is_empty() {
             return Ok(before);
@@ -297,11 +344,14 @@ impl SessionFile {
         // The file of a rewrite writes at its position, not at the end.
         let _ = self.file.file().seek(SeekFrom::Start(len));
         self.len = len;
+        let kept = self.starts.partition_point(|&start| start < len);
+        self.starts.truncate(kept);
     }
 
     /// Cuts the last `count` messages (lines) off the file, durably: the prompt of a
     /// turn that was dropped before anything answered it.
     pub(crate) fn cut_last(&mut self, count: usize) -> Result<(), SessionError> {
+        self.refuse_unfinished()?;
         let mut content = Vec::new();
         let mut file = self.file.file();
         file.seek(SeekFrom::Start(0))
@@ -361,6 +411,12 @@ impl SessionFile {
                 // The replaced file's lock is released by dropping it.
                 self.file = LockGuard::adopt(file);
                 self.len = len;
+                self.starts = line_starts(0, &self.buf).collect();
+                // A rewrite from a position that did not finish is superseded.
+                if self.unfinished {
+                    tail::discard(&self.real)?;
+                    self.unfinished = false;
+                }
                 Ok(())
             }
             Err(e) => {
@@ -409,7 +465,7 @@ fn read_capped(
     Ok(())
 }
 
-fn sync_dir(dir: &Path) -> Result<(), SessionError> {
+pub(super) fn sync_dir(dir: &Path) -> Result<(), SessionError> {
     if let Ok(d) = File::open(dir) {
         d.sync_all().map_err(io_error(dir, "fsync the directory"))?;
     }
@@ -417,7 +473,7 @@ fn sync_dir(dir: &Path) -> Result<(), SessionError> {
 }
 
 /// The directory of `path` (`.` for a bare name).
-fn parent(path: &Path) -> PathBuf {
+pub(super) fn parent(path: &Path) -> PathBuf {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -475,6 +531,20 @@ fn kind_name(kind: &fs::FileType) -> &'static str {
     }
 }
 
+/// Where the lines of `bytes` start, counted from `at` (a message is one line: JSON
+/// escapes every newline inside it).
+pub(super) fn line_starts(at: u64, bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let ends = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i as u64 + 1);
+    std::iter::once(0)
+        .chain(ends)
+        .filter(move |&start| start < bytes.len() as u64)
+        .map(move |start| at + start)
+}
+
 fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), SessionError> {
     serde_json::to_writer(&mut *buf, message)
         .map_err(|e| io_error(path, "serialise a message")(io::Error::other(e)))?;
@@ -487,7 +557,7 @@ fn temp_path(path: &Path) -> PathBuf {
     sibling(path, ".", ".tmp")
 }
 
-fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
+pub(super) fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
     let mut name = std::ffi::OsString::from(prefix);
     name.push(path.file_name().unwrap_or_default());
     name.push(suffix);

@@ -42,6 +42,7 @@ mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+mod tail;
 mod turn_lease;
 mod validate;
 
