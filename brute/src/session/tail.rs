@@ -180,6 +180,8 @@ pub(super) fn recover(real: &Path, mut file: &File, path: &Path) -> Result<(), S
         .and_then(|()| file.seek(SeekFrom::Start(record.offset)))
         .and_then(|_| file.write_all(&record.tail))
         .and_then(|()| file.sync_data())
+        // The load reads from the current position.
+        .and_then(|()| file.seek(SeekFrom::Start(0)).map(drop))
         .map_err(io_error(path, "finish an interrupted rewrite"))?;
     tracing::info!(
         brute.session.path = %path.display(),
@@ -215,6 +217,93 @@ fn checksum(offset: u64, tail: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::Message;
+
+    fn contents(messages: &[Message]) -> Vec<&str> {
+        messages.iter().map(|m| m.content.as_str()).collect()
+    }
+
+    fn line(message: &Message) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec(message).expect("serialisable");
+        bytes.push(b'\n');
+        bytes
+    }
+
+    #[test]
+    fn a_rewrite_from_a_position_keeps_the_head_and_leaves_no_record() {
+        let dir = tempfile_dir("keeps");
+        let path = dir.join("s.jsonl");
+        let (mut file, _) = SessionFile::open(&path).expect("opened");
+        let three = [
+            Message::user("a"),
+            Message::assistant("b"),
+            Message::user("c"),
+        ];
+        file.append(&three).expect("appended");
+        file.rewrite_from(1, line(&Message::assistant("B")))
+            .expect("rewritten");
+        file.append(&[Message::user("d")]).expect("appended after");
+        drop(file);
+        assert_eq!(
+            contents(&SessionFile::read(&path).expect("read")),
+            ["a", "B", "d"]
+        );
+        assert!(!redo_path(&path).exists());
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_rewrite_cut_short_by_a_crash_is_finished_by_the_next_open_and_read() {
+        let dir = tempfile_dir("crash");
+        let path = dir.join("s.jsonl");
+        let (mut file, _) = SessionFile::open(&path).expect("opened");
+        file.append(&[Message::user("a"), Message::assistant("b")])
+            .expect("appended");
+        let offset = file.starts[1];
+        drop(file);
+        // The crash: the record is durable, the file cut but its tail not written.
+        let tail = line(&Message::assistant("B"));
+        write_record(&redo_path(&path), offset, &tail).expect("record");
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(offset))
+            .expect("cut");
+        assert_eq!(
+            contents(&SessionFile::read(&path).expect("read")),
+            ["a", "B"]
+        );
+        let (_file, loaded) = SessionFile::open(&path).expect("recovered");
+        assert_eq!(contents(&loaded), ["a", "B"]);
+        assert!(!redo_path(&path).exists());
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_record_torn_by_a_crash_leaves_the_session_as_it_was() {
+        let dir = tempfile_dir("torn");
+        let path = dir.join("s.jsonl");
+        let (mut file, _) = SessionFile::open(&path).expect("opened");
+        file.append(&[Message::user("a"), Message::assistant("b")])
+            .expect("appended");
+        let offset = file.starts[1];
+        drop(file);
+        let tail = line(&Message::assistant("B"));
+        write_record(&redo_path(&path), offset, &tail).expect("record");
+        let redo = redo_path(&path);
+        let whole = fs::read(&redo).expect("record read");
+        fs::write(&redo, &whole[..whole.len() - 3]).expect("torn");
+        let (_file, loaded) = SessionFile::open(&path).expect("opened");
+        assert_eq!(contents(&loaded), ["a", "b"]);
+        assert!(!redo.exists());
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    fn tempfile_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("brute-tail-{name}-{}", std::process::id()));
+        fs::remove_dir_all(&dir).ok();
+        dir
+    }
 
     #[test]
     fn a_torn_record_is_no_record() {
