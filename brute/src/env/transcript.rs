@@ -108,17 +108,13 @@ pub enum Changes<'a> {
     /// store skips.
     Appended(&'a [Message]),
     /// A message the store holds was changed or removed, or one was inserted before
-    /// it: the record is the same up to position `from` (counted in record messages,
-    /// `system` ones left out: the store's own positions), and `messages` is
-    /// everything from there on, to replace what the store holds from `from` on
-    /// (skipping `system` messages). An edit of the last message is a rewrite from
-    /// the last position: the store rewrites one message, not the session.
+    /// it: replace what the store holds from position `from` on with `messages`
+    /// (skipping `system` ones). An edit of the last message rewrites one message.
     Rewritten {
-        /// The first position of the record that changed: positions before it are as
-        /// the store holds them.
+        /// The first position of the record (`system` messages not counted: the
+        /// store's positions) that changed; those before it are as stored.
         from: usize,
-        /// The conversation from that position on (the record's messages from `from`,
-        /// with any `system` messages among them).
+        /// The conversation from that position on.
         messages: &'a [Message],
     },
 }
@@ -469,27 +465,25 @@ mod tests {
 
     fn rewritten(changes: Changes<'_>) -> (usize, Vec<&str>) {
         match changes {
-            Changes::Rewritten { from, messages } => (
-                from,
-                messages
-                    .iter()
-                    .filter(|m| m.role != Role::System)
-                    .map(|m| m.content.as_str())
-                    .collect(),
-            ),
+            Changes::Rewritten { from, messages } => {
+                let record = messages.iter().filter(|m| m.role != Role::System);
+                (from, record.map(|m| m.content.as_str()).collect())
+            }
             other => panic!("expected a rewrite, got {other:?}"),
         }
     }
 
     #[test]
     fn a_rewrite_starts_at_the_lowest_position_touched_since_the_mark() {
-        let mut t = Transcript::from(vec![
-            Message::system("s"),
-            Message::user("a"),
-            Message::assistant("b"),
-            Message::user("c"),
-            Message::assistant("d"),
-        ]);
+        let mut t: Transcript = [
+            ("s", Role::System),
+            ("a", Role::User),
+            ("b", Role::Assistant),
+        ]
+        .into_iter()
+        .chain([("c", Role::User), ("d", Role::Assistant)])
+        .map(|(text, role)| Message::new(role, text))
+        .collect();
         let mark = t.mark();
         if let Some(last) = t.last_mut() {
             last.content.push('!');
@@ -498,10 +492,8 @@ mod tests {
         // The edit of `d` (position 3) and the push after it: both from position 3,
         // and the system message in front is no position.
         assert_eq!(rewritten(t.changes_since(mark)), (3, vec!["d!", "e"]));
-        t.pop();
-        t.pop();
-        t.pop();
-        // Three pops: `e`, `d!` and `c` are gone; the record is unchanged before 2.
+        t.truncate(t.len() - 3);
+        // `e`, `d!` and `c` cut off: the record is unchanged before 2.
         assert_eq!(rewritten(t.changes_since(mark)), (2, vec![]));
         // A later mark sees only what came after it.
         let mark = t.mark();

@@ -6,7 +6,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::{SessionError, io_error};
-use super::lock::LockGuard;
+use super::lock::{LockGuard, parent, resolve, sibling, sync_dir};
 use super::tail;
 use super::validate::{self, Validation};
 use crate::message::{Message, Role};
@@ -34,17 +34,17 @@ pub struct SessionFile {
     /// The path as given (a symlink stays one).
     path: PathBuf,
     /// The regular file it leads to: rewrites replace this one.
-    pub(super) real: PathBuf,
+    real: PathBuf,
     /// The file, locked for the life of the value.
-    pub(super) file: LockGuard,
+    file: LockGuard,
     /// The file's length, to undo a partial append.
-    pub(super) len: u64,
+    len: u64,
     /// Where each stored message (each line that is not a `system` message) starts:
     /// where a rewrite from a position cuts the file.
     pub(super) starts: Vec<u64>,
     /// A rewrite from a position whose redo record is written but that did not
     /// finish (its write failed): no other write goes to the file until one does.
-    pub(super) unfinished: bool,
+    unfinished: bool,
     buf: Vec<u8>,
     sync: bool,
 }
@@ -286,7 +286,7 @@ impl SessionFile {
 
     /// Fails while a rewrite from a position is unfinished: a write now would be
     /// undone when the next open finishes the rewrite.
-    pub(super) fn refuse_unfinished(&self) -> Result<(), SessionError> {
+    fn refuse_unfinished(&self) -> Result<(), SessionError> {
         if self.unfinished {
             return Err(io_error(&self.path, "append to the file")(
                 io::Error::other(
@@ -426,14 +426,47 @@ impl SessionFile {
         }
     }
 
+    /// Replaces the stored messages from position `from` on with `bytes` (lines of
+    /// [`serialize`](Self::serialize)), durably and crash-safe, at the cost of the
+    /// tail: cut at that message's line behind a redo record (`session/tail.rs`); from
+    /// 0, [`rewrite_bytes`](Self::rewrite_bytes).
+    pub(crate) fn rewrite_from(&mut self, from: usize, bytes: Vec<u8>) -> Result<(), SessionError> {
+        let Some(&offset) = self.starts.get(from).filter(|_| from > 0) else {
+            return match from {
+                0 => self.rewrite_bytes(bytes),
+                // Nothing stored is replaced: an append.
+                _ if from == self.starts.len() => {
+                    let before = self.write_bytes(&bytes)?;
+                    let flushed = self.flush().inspect_err(|_| self.undo(before));
+                    self.recycle(bytes);
+                    flushed
+                }
+                _ => Err(io_error(&self.path, "rewrite the file")(io::Error::other(
+                    format!("position {from} is past the {} stored", self.starts.len()),
+                ))),
+            };
+        };
+        let written = tail::cut_and_write(&self.real, &self.path, self.file.file(), offset, &bytes);
+        if let Err((error, unfinished)) = written {
+            self.unfinished |= unfinished;
+            return Err(error);
+        }
+        self.unfinished = true;
+        self.starts.truncate(from);
+        self.starts.extend(line_starts(offset, &bytes));
+        self.len = offset + bytes.len() as u64;
+        self.recycle(bytes);
+        tail::discard(&self.real)?;
+        self.unfinished = false;
+        Ok(())
+    }
+
     /// Gives a buffer back for the next serialisation.
     pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
         self.buf = buf;
     }
 }
 
-/// Makes a rename or a new file in `dir` durable. Opening a directory fails on some
-/// platforms; the change itself has happened by then.
 /// Reads `file` (at `path`) into `bytes`, refusing a file over the limit without
 /// reading past it.
 fn read_capped(
@@ -465,75 +498,9 @@ fn read_capped(
     Ok(())
 }
 
-pub(super) fn sync_dir(dir: &Path) -> Result<(), SessionError> {
-    if let Ok(d) = File::open(dir) {
-        d.sync_all().map_err(io_error(dir, "fsync the directory"))?;
-    }
-    Ok(())
-}
-
-/// The directory of `path` (`.` for a bare name).
-pub(super) fn parent(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// The regular file that `path` leads to, following symlinks (a dangling one leads to
-/// the file it names, which the first append creates). Anything else that exists at
-/// the end (a FIFO, a directory, a device) is refused before it is opened.
-pub(crate) fn resolve(path: &Path) -> Result<PathBuf, SessionError> {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        let meta = match fs::symlink_metadata(&current) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
-            Err(e) => return Err(io_error(path, "look at the session path")(e)),
-        };
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            let target = fs::read_link(&current).map_err(io_error(path, "read the symlink"))?;
-            current = parent(&current).join(target);
-            continue;
-        }
-        if kind.is_file() {
-            return Ok(current);
-        }
-        return Err(SessionError::NotAFile {
-            path: path.to_path_buf(),
-            kind: kind_name(&kind),
-        });
-    }
-    Err(io_error(path, "follow the symlinks")(io::Error::other(
-        "more than 40 levels of symlinks",
-    )))
-}
-
-fn kind_name(kind: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "FIFO";
-        }
-        if kind.is_socket() {
-            return "socket";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "device";
-        }
-    }
-    if kind.is_dir() {
-        "directory"
-    } else {
-        "special file"
-    }
-}
-
 /// Where the lines of `bytes` start, counted from `at` (a message is one line: JSON
 /// escapes every newline inside it).
-pub(super) fn line_starts(at: u64, bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+fn line_starts(at: u64, bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
     let ends = bytes
         .iter()
         .enumerate()
@@ -555,11 +522,4 @@ fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), Se
 /// `.<name>.tmp`: the one temp file of a rewrite (one at a time: the lock is held).
 fn temp_path(path: &Path) -> PathBuf {
     sibling(path, ".", ".tmp")
-}
-
-pub(super) fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
-    let mut name = std::ffi::OsString::from(prefix);
-    name.push(path.file_name().unwrap_or_default());
-    name.push(suffix);
-    path.with_file_name(name)
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::{SessionError, io_error};
-use super::file::{self, Limits, SessionFile};
-use super::lock::LockGuard;
+use super::file::{Limits, SessionFile};
+use super::lock::{LockGuard, resolve};
 use super::pool::Pool;
 use super::store::{Abandoned, SessionStore};
 use super::tail;
@@ -307,7 +307,7 @@ impl SessionStore for JsonlStore {
         let path = self.path_of(id)?;
         self.pool
             .run_plain(move || {
-                let real = file::resolve(&path)?;
+                let real = resolve(&path)?;
                 if !real.exists() {
                     return Ok(());
                 }

@@ -60,7 +60,7 @@ impl DbLease {
     /// [`dense`](Self::dense)); otherwise the store looks it up with
     /// [`Sql::seq_at`].
     pub(crate) fn seq_of(&self, from: usize) -> Option<i64> {
-        self.dense.then(|| from as i64)
+        self.dense.then_some(from as i64)
     }
 
     /// The history from `seq` on was replaced by `count` messages.

@@ -5,11 +5,6 @@
 use crate::env::{Changes, Env, Mark};
 use crate::message::Role;
 
-/// The result given to a call that waited for approval when the conversation went on
-/// without a decision.
-pub const ABANDONED_APPROVAL: &str =
-    "not run: the conversation went on before anyone approved or denied this tool call";
-
 /// Turn atomicity: when a turn failed before anything answered its prompt (no reply
 /// of the model, no tool result since `start`), the messages it added are removed
 /// again, so the session never holds two user messages in a row (the caller still has

@@ -20,75 +20,48 @@
 //! directory, the session, the directory), whatever the length of the session: an edit
 //! of the last message of a 100,000-message session costs what it costs on a
 //! ten-message one. A rewrite from position 0 (compaction) replaces the file through a
-//! temp file and a rename instead ([`SessionFile::rewrite`]).
+//! temp file and a rename instead (`SessionFile::rewrite`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::{SessionError, io_error};
-use super::file::{self, SessionFile};
+use super::lock::{parent, sibling, sync_dir};
 
 /// The first word of a redo record.
 const MAGIC: &str = "brute-redo 1";
 
 /// `.<name>.redo`: the redo record of the session file at `real`.
 pub(super) fn redo_path(real: &Path) -> PathBuf {
-    file::sibling(real, ".", ".redo")
+    sibling(real, ".", ".redo")
 }
 
-impl SessionFile {
-    /// Replaces the stored messages from position `from` on with `bytes` (lines of
-    /// [`serialize`](SessionFile::serialize)), durably and crash-safe: see the module.
-    pub(crate) fn rewrite_from(&mut self, from: usize, bytes: Vec<u8>) -> Result<(), SessionError> {
-        if from == 0 {
-            return self.rewrite_bytes(bytes);
-        }
-        let Some(&offset) = self.starts.get(from) else {
-            if from == self.starts.len() {
-                // Nothing stored is replaced: an append.
-                let before = self.write_bytes(&bytes)?;
-                let flushed = self.flush().inspect_err(|_| self.undo(before));
-                self.recycle(bytes);
-                return flushed;
-            }
-            return Err(io_error(self.path(), "rewrite the file")(io::Error::other(
-                format!(
-                    "position {from} is past the {} stored messages",
-                    self.starts.len()
-                ),
-            )));
-        };
-        let redo = redo_path(&self.real);
-        let dir = file::parent(&self.real);
-        write_record(&redo, offset, &bytes)?;
-        if let Err(e) = file::sync_dir(&dir) {
-            // Not durable, so not done: the session is untouched, and stays as it is.
-            let _ = fs::remove_file(&redo);
-            return Err(e);
-        }
-        self.unfinished = true;
-        self.cut_and_write(offset, &bytes)?;
-        self.starts.truncate(from);
-        self.starts.extend(file::line_starts(offset, &bytes));
-        self.len = offset + bytes.len() as u64;
-        self.recycle(bytes);
-        discard(&self.real)?;
-        self.unfinished = false;
-        Ok(())
+/// Steps 1 and 2 of a rewrite of the session at `real` (`path` as given, for errors)
+/// from byte `offset`: the record written durably, then `handle` cut there and `bytes`
+/// written and fsynced. A failure in step 1 leaves the session untouched and no
+/// record; `Err(.., true)` is a failure in step 2, which leaves the record for the
+/// next open to finish. Step 3 is [`discard`].
+pub(super) fn cut_and_write(
+    real: &Path,
+    path: &Path,
+    mut handle: &File,
+    offset: u64,
+    bytes: &[u8],
+) -> Result<(), (SessionError, bool)> {
+    let redo = redo_path(real);
+    write_record(&redo, offset, bytes).map_err(|e| (e, false))?;
+    if let Err(e) = sync_dir(&parent(real)) {
+        // Not durable, so not done: the session is untouched, and stays as it is.
+        let _ = fs::remove_file(&redo);
+        return Err((e, false));
     }
-
-    /// Step 2: the session cut at `offset`, `bytes` written there, fsynced.
-    fn cut_and_write(&mut self, offset: u64, bytes: &[u8]) -> Result<(), SessionError> {
-        let path = self.path().to_path_buf();
-        let mut handle = self.file.file();
-        handle
-            .set_len(offset)
-            .and_then(|()| handle.seek(SeekFrom::Start(offset)))
-            .and_then(|_| handle.write_all(bytes))
-            .and_then(|()| handle.sync_data())
-            .map_err(io_error(&path, "rewrite the end of the file"))
-    }
+    handle
+        .set_len(offset)
+        .and_then(|()| handle.seek(SeekFrom::Start(offset)))
+        .and_then(|_| handle.write_all(bytes))
+        .and_then(|()| handle.sync_data())
+        .map_err(|e| (io_error(path, "rewrite the end of the file")(e), true))
 }
 
 /// Step 1: the record written and fsynced.
@@ -115,7 +88,7 @@ fn write_record(redo: &Path, offset: u64, tail: &[u8]) -> Result<(), SessionErro
 pub(super) fn discard(real: &Path) -> Result<(), SessionError> {
     let redo = redo_path(real);
     match fs::remove_file(&redo) {
-        Ok(()) => file::sync_dir(&file::parent(real)),
+        Ok(()) => sync_dir(&parent(real)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_error(&redo, "remove the redo record")(e)),
     }
@@ -218,6 +191,7 @@ fn checksum(offset: u64, tail: &[u8]) -> u64 {
 mod tests {
     use super::*;
     use crate::message::Message;
+    use crate::session::SessionFile;
 
     fn contents(messages: &[Message]) -> Vec<&str> {
         messages.iter().map(|m| m.content.as_str()).collect()

@@ -16,8 +16,8 @@
 //! back what [`settle`] changed.
 
 use crate::message::{Message, Role};
-use crate::session::ABANDONED_APPROVAL;
 use crate::stop::{ApprovalDecision, ApprovalError};
+use crate::stream::pending::ABANDONED_APPROVAL;
 use crate::stream::{pending_approvals, pending_call};
 
 /// What [`settle`] did with a loaded history.
