@@ -68,6 +68,36 @@ async fn conformance<S: SessionStore>(store: &S) {
             Message::user("three")
         ]
     );
+    // A rewrite from a position keeps what is before it (system messages skipped);
+    // from the end it is an append; with nothing it cuts.
+    let tail = [
+        Message::user("three!"),
+        Message::system("never stored"),
+        Message::assistant("four"),
+    ];
+    store.rewrite(&mut lease, 2, &tail).await.unwrap();
+    let texts = |messages: Vec<Message>| -> Vec<String> {
+        messages.into_iter().map(|m| m.content).collect()
+    };
+    let stored = texts(store.load("alice").await.unwrap());
+    assert_eq!(stored, ["one", "two", "three!", "four"]);
+    store
+        .rewrite(&mut lease, 4, &[Message::user("five")])
+        .await
+        .unwrap();
+    store
+        .append(&mut lease, &[Message::assistant("six")])
+        .await
+        .unwrap();
+    let stored = texts(store.load("alice").await.unwrap());
+    assert_eq!(stored, ["one", "two", "three!", "four", "five", "six"]);
+    store.rewrite(&mut lease, 1, &[]).await.unwrap();
+    store
+        .append(&mut lease, &[Message::assistant("two again")])
+        .await
+        .unwrap();
+    let stored = texts(store.load("alice").await.unwrap());
+    assert_eq!(stored, ["one", "two again"]);
     // Replace, then append after it.
     store
         .replace(&mut lease, &[Message::user("summary")])
@@ -289,12 +319,13 @@ impl SessionStore for FailingRelease {
     ) -> Result<(), SessionError> {
         self.0.append(lease, messages).await
     }
-    async fn replace(
+    async fn rewrite(
         &self,
         lease: &mut Self::Lease,
+        from: usize,
         messages: &[Message],
     ) -> Result<(), SessionError> {
-        self.0.replace(lease, messages).await
+        self.0.rewrite(lease, from, messages).await
     }
     async fn release(&self, _lease: Self::Lease) -> Result<(), SessionError> {
         Err(SessionError::WriterGone { store: "test" })

@@ -18,7 +18,10 @@ mod call_ids;
 
 /// The body of a terminal's pass around `$reply` (a future of `Result<impl Reply,
 /// Error>` that reads `$env`): the durability step, the request event, the call, the
-/// answer appended, the durability step again, the response event. A macro rather than
+/// answer appended, the durability step again, the response event. Every `run` line
+/// (a model, `|env| ..`, `async |env| ..`) builds a terminal on it, so the model or
+/// closure never sees an env whose changes are not stored, and its reply is stored
+/// before any tool runs: one of the framework's durability points (`env/persist.rs`). A macro rather than
 /// an `async fn`, so that the steps are awaited in place in the terminal's own future
 /// (a nested future per step cost measurably per model call), and the durability step
 /// is not entered at all without a persistence layer.

@@ -255,9 +255,11 @@ impl Env {
 
     /// The durability step: makes every change to the conversation since the last
     /// step durable, by handing exactly those [`Changes`] to the installed
-    /// [`Persist`]. The terminal calls it before and after every model call and a tool
-    /// pipeline after every tool result, so every message is stored before the next
-    /// model call. Costs one branch when no persistence is installed or nothing
+    /// [`Persist`]. The framework takes it itself (the terminal of every `run` line
+    /// before and after the model call, every loop layer around its passes,
+    /// `SessionLog` on the way in and out; see [`Persist`] for the route), so a layer
+    /// never has to: call it to store a change *at once* (the tool pipeline does after
+    /// each result). Costs one branch when no persistence is installed or nothing
     /// changed.
     #[inline]
     pub async fn persist(&mut self) -> Result<(), Error> {

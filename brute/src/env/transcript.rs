@@ -31,8 +31,14 @@ use crate::message::{Message, Role};
 /// assert!(matches!(transcript.changes_since(saved), Changes::Appended(new) if new.len() == 1));
 ///
 /// let saved = transcript.mark();
-/// transcript.edit(|messages| messages.retain(|m| m.content != "hi")); // a rewrite
-/// assert!(matches!(transcript.changes_since(saved), Changes::Rewritten(_)));
+/// if let Some(last) = transcript.last_mut() {
+///     last.content.push('!'); // a rewrite of the last position only
+/// }
+/// assert!(matches!(transcript.changes_since(saved), Changes::Rewritten { from: 1, messages } if messages.len() == 1));
+///
+/// let saved = transcript.mark();
+/// transcript.edit(|messages| messages.retain(|m| m.content != "hi")); // a rewrite from 0
+/// assert!(matches!(transcript.changes_since(saved), Changes::Rewritten { from: 0, .. }));
 /// ```
 pub struct Transcript {
     /// Which transcript this is: a mark of another one (after `env.messages` was
@@ -101,9 +107,16 @@ pub enum Changes<'a> {
     /// Messages were only appended: these, which may include `system` messages that a
     /// store skips.
     Appended(&'a [Message]),
-    /// Something before the end was changed or removed: the whole conversation, to
-    /// replace what a store holds (skipping `system` messages).
-    Rewritten(&'a [Message]),
+    /// A message the store holds was changed or removed, or one was inserted before
+    /// it: replace what the store holds from position `from` on with `messages`
+    /// (skipping `system` ones). An edit of the last message rewrites one message.
+    Rewritten {
+        /// The first position of the record (`system` messages not counted: the
+        /// store's positions) that changed; those before it are as stored.
+        from: usize,
+        /// The conversation from that position on.
+        messages: &'a [Message],
+    },
 }
 
 impl Transcript {
@@ -264,16 +277,31 @@ impl Transcript {
     }
 
     /// What changed in the record since `mark`: nothing, an append (the new
-    /// messages), or a rewrite (the whole conversation). Costs a look at the rewrites
-    /// since `mark` (usually none) and at the appended messages.
+    /// messages), or a rewrite from the first position that changed. Costs a look at
+    /// the rewrites since `mark` (usually none) and at the messages from the first
+    /// changed or appended one on: never the whole history unless it all changed.
     pub fn changes_since(&self, mark: Mark) -> Changes<'_> {
-        let rewritten = self
-            .rewrites
-            .since(mark.rewrites)
-            .iter()
-            .any(|&position| position < mark.recorded);
-        if rewritten || mark.id != self.id || self.recorded < mark.recorded {
-            return Changes::Rewritten(&self.messages);
+        // Each rewrite left the record before its position as it was, so the record
+        // is unchanged before the lowest of them.
+        let from = if mark.id == self.id {
+            self.rewrites
+                .since(mark.rewrites)
+                .iter()
+                .copied()
+                .filter(|&position| position < mark.recorded)
+                .min()
+        } else {
+            Some(0)
+        }
+        // Fewer messages than the store holds, whichever way: a rewrite from the end.
+        .or((self.recorded < mark.recorded).then_some(self.recorded));
+        if let Some(from) = from {
+            let from = from.min(self.recorded);
+            let index = self.index_of_tail(self.recorded - from);
+            return Changes::Rewritten {
+                from,
+                messages: &self.messages[index..],
+            };
         }
         let new = self.recorded - mark.recorded;
         if new == 0 {
@@ -299,8 +327,11 @@ impl Transcript {
         }
     }
 
-    /// The index of the first of the last `n` record messages.
+    /// The index of the first of the last `n` record messages (the end when `n` is 0).
     fn index_of_tail(&self, n: usize) -> usize {
+        if n == 0 {
+            return self.messages.len();
+        }
         let mut seen = 0;
         for (i, message) in self.messages.iter().enumerate().rev() {
             if message.role != Role::System {
@@ -432,6 +463,44 @@ mod tests {
         }
     }
 
+    fn rewritten(changes: Changes<'_>) -> (usize, Vec<&str>) {
+        match changes {
+            Changes::Rewritten { from, messages } => {
+                let record = messages.iter().filter(|m| m.role != Role::System);
+                (from, record.map(|m| m.content.as_str()).collect())
+            }
+            other => panic!("expected a rewrite, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_rewrite_starts_at_the_lowest_position_touched_since_the_mark() {
+        let mut t: Transcript = [
+            ("s", Role::System),
+            ("a", Role::User),
+            ("b", Role::Assistant),
+        ]
+        .into_iter()
+        .chain([("c", Role::User), ("d", Role::Assistant)])
+        .map(|(text, role)| Message::new(role, text))
+        .collect();
+        let mark = t.mark();
+        if let Some(last) = t.last_mut() {
+            last.content.push('!');
+        }
+        t.push(Message::user("e"));
+        // The edit of `d` (position 3) and the push after it: both from position 3,
+        // and the system message in front is no position.
+        assert_eq!(rewritten(t.changes_since(mark)), (3, vec!["d!", "e"]));
+        t.truncate(t.len() - 3);
+        // `e`, `d!` and `c` cut off: the record is unchanged before 2.
+        assert_eq!(rewritten(t.changes_since(mark)), (2, vec![]));
+        // A later mark sees only what came after it.
+        let mark = t.mark();
+        t.push(Message::user("f"));
+        assert_eq!(appended(t.changes_since(mark)), ["f"]);
+    }
+
     #[test]
     fn a_fresh_mark_sees_nothing() {
         let t = Transcript::from(vec![Message::user("a")]);
@@ -462,7 +531,7 @@ mod tests {
         let mut t = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
         let mark = t.mark();
         t.insert(1, Message::user("x"));
-        assert!(matches!(t.changes_since(mark), Changes::Rewritten(m) if m.len() == 3));
+        assert_eq!(rewritten(t.changes_since(mark)), (1, vec!["x", "b"]));
     }
 
     #[test]
@@ -488,7 +557,7 @@ mod tests {
         if let Some(last) = t.last_mut() {
             last.content.push('!');
         }
-        assert!(matches!(t.changes_since(mark), Changes::Rewritten(_)));
+        assert_eq!(rewritten(t.changes_since(mark)), (1, vec!["b!!"]));
     }
 
     #[test]
@@ -496,7 +565,7 @@ mod tests {
         let mut t = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
         let mark = t.mark();
         t.truncate(1);
-        assert!(matches!(t.changes_since(mark), Changes::Rewritten(m) if m.len() == 1));
+        assert_eq!(rewritten(t.changes_since(mark)), (1, vec![]));
         // Truncating what a mark never saw is not.
         let mark = t.mark();
         t.push(Message::assistant("c"));
@@ -509,11 +578,8 @@ mod tests {
         let old = Transcript::from(vec![Message::user("a")]);
         let mark = old.mark();
         let new = Transcript::from(vec![Message::user("a"), Message::assistant("b")]);
-        assert!(matches!(new.changes_since(mark), Changes::Rewritten(_)));
-        assert!(matches!(
-            old.clone().changes_since(mark),
-            Changes::Rewritten(_)
-        ));
+        assert_eq!(rewritten(new.changes_since(mark)), (0, vec!["a", "b"]));
+        assert_eq!(rewritten(old.clone().changes_since(mark)), (0, vec!["a"]));
     }
 
     #[test]
@@ -523,8 +589,8 @@ mod tests {
         t.push(Message::assistant("b"));
         let late = t.mark();
         t.replace(vec![Message::user("summary")]);
-        assert!(matches!(t.changes_since(early), Changes::Rewritten(_)));
-        assert!(matches!(t.changes_since(late), Changes::Rewritten(_)));
+        assert_eq!(rewritten(t.changes_since(early)), (0, vec!["summary"]));
+        assert_eq!(rewritten(t.changes_since(late)), (0, vec!["summary"]));
         assert_eq!(t.changes_since(t.mark()), Changes::None);
     }
 }

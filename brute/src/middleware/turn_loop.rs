@@ -111,6 +111,11 @@ pub mod Loop {
             brute.layer = kind,
             brute.iterations = tracing::field::Empty
         );
+        // Durability no layer inside can skip: what the layers above did is stored
+        // before the first pass, and what a pass did when it returns (env/persist.rs).
+        if env.persists() {
+            env.persist().await?;
+        }
         loop {
             env.iteration += 1;
             env.emit(Event::Iteration { n: env.iteration });
@@ -123,6 +128,9 @@ pub mod Loop {
                 brute.iteration = env.iteration
             );
             let mut result = traced!(app.call(env), pass);
+            if result.is_ok() && env.persists() {
+                result = env.persist().await;
+            }
             let done = result.is_err() || env.should_exit.is_some() || !condition(env);
             // A guard inside may have said that was the last pass: it matters only
             // when another one is wanted.

@@ -6,7 +6,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::{SessionError, io_error};
-use super::lock::LockGuard;
+use super::lock::{LockGuard, parent, resolve, sibling, sync_dir};
+use super::tail;
 use super::validate::{self, Validation};
 use crate::message::{Message, Role};
 
@@ -38,6 +39,12 @@ pub struct SessionFile {
     file: LockGuard,
     /// The file's length, to undo a partial append.
     len: u64,
+    /// Where each stored message (each line that is not a `system` message) starts:
+    /// where a rewrite from a position cuts the file.
+    pub(super) starts: Vec<u64>,
+    /// A rewrite from a position whose redo record is written but that did not
+    /// finish (its write failed): no other write goes to the file until one does.
+    unfinished: bool,
     buf: Vec<u8>,
     sync: bool,
 }
@@ -68,6 +75,8 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// What [`SessionFile::read_parsed`] found.
 struct Parsed {
     messages: Vec<Message>,
+    /// Where each message that is not `system` starts.
+    starts: Vec<u64>,
     /// The file is non-empty and does not end with a newline.
     needs_newline: bool,
     len: u64,
@@ -90,18 +99,24 @@ impl SessionFile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(&real, "read the file")(e)),
         }
+        // A rewrite interrupted by a crash (or running now) is read as finished.
+        tail::apply_in_memory(&real, &mut bytes)?;
         Self::parse(&real, bytes, limits).map(|p| p.messages)
     }
 
     fn parse(path: &Path, bytes: Vec<u8>, limits: Limits) -> Result<Parsed, SessionError> {
         let needs_newline = bytes.last().is_some_and(|b| *b != b'\n');
         let mut messages = Vec::with_capacity(bytes.len() / 128 + 1);
+        let mut starts = Vec::with_capacity(bytes.len() / 128 + 1);
         // A leading byte order mark is not part of the first line.
         let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+        let mut start = (bytes.len() - body.len()) as u64;
         let mut lines = body.split(|b| *b == b'\n').peekable();
         let mut number = 0;
         while let Some(line) = lines.next() {
             number += 1;
+            let line_start = start;
+            start += line.len() as u64 + 1;
             if line.len() as u64 > limits.line {
                 return Err(SessionError::TooLarge {
                     path: path.to_path_buf(),
@@ -118,16 +133,21 @@ impl SessionFile {
             if text.trim().is_empty() {
                 continue;
             }
-            let message = serde_json::from_str(text).map_err(|source| SessionError::Corrupt {
-                path: path.to_path_buf(),
-                line: number,
-                unterminated: lines.peek().is_none(),
-                source,
-            })?;
+            let message: Message =
+                serde_json::from_str(text).map_err(|source| SessionError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: number,
+                    unterminated: lines.peek().is_none(),
+                    source,
+                })?;
+            if message.role != Role::System {
+                starts.push(line_start);
+            }
             messages.push(message);
         }
         Ok(Parsed {
             messages,
+            starts,
             needs_newline,
             len: bytes.len() as u64,
         })
@@ -184,6 +204,9 @@ impl SessionFile {
             fs::create_dir_all(&dir).map_err(io_error(&dir, "create the directory"))?;
         }
         let (lock, created) = LockGuard::acquire(path, &real)?;
+        // A rewrite from a position interrupted by a crash is finished first: the lock
+        // is ours, so none is running.
+        tail::recover(&real, lock.file(), path)?;
         // A rewrite interrupted by a crash leaves its temp file: the lock is ours, so
         // no rewrite is running.
         match fs::remove_file(temp_path(&real)) {
@@ -200,6 +223,7 @@ impl SessionFile {
         }
         let Parsed {
             messages,
+            starts,
             needs_newline,
             len,
         } = Self::parse(&real, bytes, limits)?;
@@ -208,11 +232,13 @@ impl SessionFile {
             real,
             file: lock,
             len,
+            starts,
+            unfinished: false,
             buf: Vec::new(),
             sync,
         };
         if needs_newline {
-            session.write_bytes(b"\n")?;
+            session.write_raw(b"\n")?;
             session.flush()?;
         }
         Ok((session, messages, created))
@@ -249,9 +275,30 @@ impl SessionFile {
         Ok(buf)
     }
 
-    /// Writes `bytes` at the end, without fsync; undone on failure. Returns the
-    /// length before, for [`undo`](Self::undo).
+    /// Writes `bytes` (lines of [`serialize`](Self::serialize)) at the end, without
+    /// fsync; undone on failure. Returns the length before, for [`undo`](Self::undo).
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> Result<u64, SessionError> {
+        self.refuse_unfinished()?;
+        let before = self.write_raw(bytes)?;
+        self.starts.extend(line_starts(before, bytes));
+        Ok(before)
+    }
+
+    /// Fails while a rewrite from a position is unfinished: a write now would be
+    /// undone when the next open finishes the rewrite.
+    fn refuse_unfinished(&self) -> Result<(), SessionError> {
+        if self.unfinished {
+            return Err(io_error(&self.path, "append to the file")(
+                io::Error::other(
+                    "a rewrite of the file did not finish; it is finished when the session is opened again",
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at the end, without fsync; undone on failure.
+    fn write_raw(&mut self, bytes: &[u8]) -> Result<u64, SessionError> {
         let before = self.len;
         if bytes.is_empty() {
             return Ok(before);
@@ -297,11 +344,14 @@ impl SessionFile {
         // The file of a rewrite writes at its position, not at the end.
         let _ = self.file.file().seek(SeekFrom::Start(len));
         self.len = len;
+        let kept = self.starts.partition_point(|&start| start < len);
+        self.starts.truncate(kept);
     }
 
     /// Cuts the last `count` messages (lines) off the file, durably: the prompt of a
     /// turn that was dropped before anything answered it.
     pub(crate) fn cut_last(&mut self, count: usize) -> Result<(), SessionError> {
+        self.refuse_unfinished()?;
         let mut content = Vec::new();
         let mut file = self.file.file();
         file.seek(SeekFrom::Start(0))
@@ -361,6 +411,12 @@ impl SessionFile {
                 // The replaced file's lock is released by dropping it.
                 self.file = LockGuard::adopt(file);
                 self.len = len;
+                self.starts = line_starts(0, &self.buf).collect();
+                // A rewrite from a position that did not finish is superseded.
+                if self.unfinished {
+                    tail::discard(&self.real)?;
+                    self.unfinished = false;
+                }
                 Ok(())
             }
             Err(e) => {
@@ -370,14 +426,47 @@ impl SessionFile {
         }
     }
 
+    /// Replaces the stored messages from position `from` on with `bytes` (lines of
+    /// [`serialize`](Self::serialize)), durably and crash-safe, at the cost of the
+    /// tail: cut at that message's line behind a redo record (`session/tail.rs`); from
+    /// 0, [`rewrite_bytes`](Self::rewrite_bytes).
+    pub(crate) fn rewrite_from(&mut self, from: usize, bytes: Vec<u8>) -> Result<(), SessionError> {
+        let Some(&offset) = self.starts.get(from).filter(|_| from > 0) else {
+            return match from {
+                0 => self.rewrite_bytes(bytes),
+                // Nothing stored is replaced: an append.
+                _ if from == self.starts.len() => {
+                    let before = self.write_bytes(&bytes)?;
+                    let flushed = self.flush().inspect_err(|_| self.undo(before));
+                    self.recycle(bytes);
+                    flushed
+                }
+                _ => Err(io_error(&self.path, "rewrite the file")(io::Error::other(
+                    format!("position {from} is past the {} stored", self.starts.len()),
+                ))),
+            };
+        };
+        let written = tail::cut_and_write(&self.real, &self.path, self.file.file(), offset, &bytes);
+        if let Err((error, unfinished)) = written {
+            self.unfinished |= unfinished;
+            return Err(error);
+        }
+        self.unfinished = true;
+        self.starts.truncate(from);
+        self.starts.extend(line_starts(offset, &bytes));
+        self.len = offset + bytes.len() as u64;
+        self.recycle(bytes);
+        tail::discard(&self.real)?;
+        self.unfinished = false;
+        Ok(())
+    }
+
     /// Gives a buffer back for the next serialisation.
     pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
         self.buf = buf;
     }
 }
 
-/// Makes a rename or a new file in `dir` durable. Opening a directory fails on some
-/// platforms; the change itself has happened by then.
 /// Reads `file` (at `path`) into `bytes`, refusing a file over the limit without
 /// reading past it.
 fn read_capped(
@@ -409,70 +498,18 @@ fn read_capped(
     Ok(())
 }
 
-fn sync_dir(dir: &Path) -> Result<(), SessionError> {
-    if let Ok(d) = File::open(dir) {
-        d.sync_all().map_err(io_error(dir, "fsync the directory"))?;
-    }
-    Ok(())
-}
-
-/// The directory of `path` (`.` for a bare name).
-fn parent(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// The regular file that `path` leads to, following symlinks (a dangling one leads to
-/// the file it names, which the first append creates). Anything else that exists at
-/// the end (a FIFO, a directory, a device) is refused before it is opened.
-pub(crate) fn resolve(path: &Path) -> Result<PathBuf, SessionError> {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        let meta = match fs::symlink_metadata(&current) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
-            Err(e) => return Err(io_error(path, "look at the session path")(e)),
-        };
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            let target = fs::read_link(&current).map_err(io_error(path, "read the symlink"))?;
-            current = parent(&current).join(target);
-            continue;
-        }
-        if kind.is_file() {
-            return Ok(current);
-        }
-        return Err(SessionError::NotAFile {
-            path: path.to_path_buf(),
-            kind: kind_name(&kind),
-        });
-    }
-    Err(io_error(path, "follow the symlinks")(io::Error::other(
-        "more than 40 levels of symlinks",
-    )))
-}
-
-fn kind_name(kind: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "FIFO";
-        }
-        if kind.is_socket() {
-            return "socket";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "device";
-        }
-    }
-    if kind.is_dir() {
-        "directory"
-    } else {
-        "special file"
-    }
+/// Where the lines of `bytes` start, counted from `at` (a message is one line: JSON
+/// escapes every newline inside it).
+fn line_starts(at: u64, bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let ends = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i as u64 + 1);
+    std::iter::once(0)
+        .chain(ends)
+        .filter(move |&start| start < bytes.len() as u64)
+        .map(move |start| at + start)
 }
 
 fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), SessionError> {
@@ -485,11 +522,4 @@ fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), Se
 /// `.<name>.tmp`: the one temp file of a rewrite (one at a time: the lock is held).
 fn temp_path(path: &Path) -> PathBuf {
     sibling(path, ".", ".tmp")
-}
-
-fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
-    let mut name = std::ffi::OsString::from(prefix);
-    name.push(path.file_name().unwrap_or_default());
-    name.push(suffix);
-    path.with_file_name(name)
 }

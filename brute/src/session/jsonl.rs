@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::{SessionError, io_error};
-use super::file::{self, Limits, SessionFile};
-use super::lock::LockGuard;
+use super::file::{Limits, SessionFile};
+use super::lock::{LockGuard, resolve};
 use super::pool::Pool;
 use super::store::{Abandoned, SessionStore};
+use super::tail;
 use crate::message::Message;
 
 /// Sessions as JSONL files, one message per line, `<dir>/<id>.jsonl`: the format of
@@ -229,9 +230,14 @@ impl SessionStore for JsonlStore {
         result
     }
 
-    async fn replace(
+    /// From position 0, the file is replaced through a temp file and a rename; from
+    /// any other position it is cut at that message's line and the tail written
+    /// there, behind a redo record that makes the cut crash-safe (the tail written
+    /// twice and four fsyncs, whatever the length of the session: see `SessionFile`).
+    async fn rewrite(
         &self,
         lease: &mut FileLease,
+        from: usize,
         messages: &[Message],
     ) -> Result<(), SessionError> {
         let mut file = lease.take()?;
@@ -246,7 +252,7 @@ impl SessionStore for JsonlStore {
             .pool
             .run(
                 move || {
-                    let result = file.rewrite_bytes(bytes);
+                    let result = file.rewrite_from(from, bytes);
                     ((file, result), None)
                 },
                 |done, _| done,
@@ -301,12 +307,14 @@ impl SessionStore for JsonlStore {
         let path = self.path_of(id)?;
         self.pool
             .run_plain(move || {
-                let real = file::resolve(&path)?;
+                let real = resolve(&path)?;
                 if !real.exists() {
                     return Ok(());
                 }
                 // Removed while locked: a turn that opened it meanwhile sees it gone.
                 let _lock = LockGuard::acquire(&path, &real)?;
+                // A rewrite a crash interrupted must not reach a new session of this id.
+                tail::discard(&real)?;
                 match fs::remove_file(&real) {
                     Err(e) if e.kind() != io::ErrorKind::NotFound => {
                         Err(io_error(&real, "delete the file")(e))

@@ -26,16 +26,22 @@ pub struct DbLease {
     /// The messages stored through this lease and still in the history (what a
     /// [`SessionError::LeaseLost`] reports).
     pub(crate) written: usize,
+    /// Whether the stored positions are `0..next`, so that position `i` is `seq = i`
+    /// (always, unless something other than brute wrote the table); otherwise a
+    /// rewrite from a position looks its `seq` up.
+    pub(crate) dense: bool,
 }
 
 impl DbLease {
-    /// A lease of `session` by `owner`, whose next message goes at `next`.
-    pub(crate) fn new(session: String, owner: String, next: i64) -> DbLease {
+    /// A lease of `session` by `owner`, whose `rows` stored messages end before
+    /// `next`, where the next message goes.
+    pub(crate) fn new(session: String, owner: String, next: i64, rows: usize) -> DbLease {
         DbLease {
             session,
             owner,
             next,
             written: 0,
+            dense: i64::try_from(rows).is_ok_and(|rows| rows == next),
         }
     }
 
@@ -50,10 +56,20 @@ impl DbLease {
         self.written += count;
     }
 
-    /// The history was replaced by `count` messages.
-    pub(crate) fn replaced(&mut self, count: usize) {
-        self.next = count as i64;
-        self.written = count;
+    /// The `seq` of stored position `from`, when the positions are dense (see
+    /// [`dense`](Self::dense)); otherwise the store looks it up with
+    /// [`Sql::seq_at`].
+    pub(crate) fn seq_of(&self, from: usize) -> Option<i64> {
+        self.dense.then_some(from as i64)
+    }
+
+    /// The history from `seq` on was replaced by `count` messages.
+    pub(crate) fn rewritten(&mut self, seq: i64, count: usize) {
+        // This lease's own messages are the last `written`; those before `seq` stay.
+        let own_first = self.next - self.written as i64;
+        let kept = usize::try_from(seq - own_first).unwrap_or(0);
+        self.written = kept.min(self.written) + count;
+        self.next = seq + count as i64;
     }
 
     /// A copy for a job that runs elsewhere (a writer thread).
@@ -63,6 +79,7 @@ impl DbLease {
             owner: self.owner.clone(),
             next: self.next,
             written: self.written,
+            dense: self.dense,
         }
     }
 
@@ -112,8 +129,8 @@ pub(crate) struct Sql {
     pub(crate) load: String,
     /// Renews the lease of `$1` held by `$2` for `$3` ms: no row when it is not ours.
     pub(crate) renew: String,
-    /// Deletes every message of `$1`.
-    pub(crate) clear: String,
+    /// The `seq` of the `$2`-th stored message of `$1` (from 0).
+    pub(crate) seq_at: String,
     /// Deletes the messages of `$1` from position `$2` on, if owner `$3` holds it.
     pub(crate) trim: String,
     /// Gives the lease of `$1` held by `$2` back.
@@ -154,7 +171,9 @@ impl Sql {
                 "UPDATE brute_leases SET expires = {} WHERE session = $1 AND owner = $2",
                 later("$3")
             )),
-            clear: p("DELETE FROM brute_messages WHERE session = $1"),
+            seq_at: p(
+                "SELECT seq FROM brute_messages WHERE session = $1 ORDER BY seq LIMIT 1 OFFSET $2",
+            ),
             trim: p("DELETE FROM brute_messages WHERE session = $1 AND seq >= $2
                      AND EXISTS (SELECT 1 FROM brute_leases WHERE session = $1 AND owner = $3)"),
             release: p("DELETE FROM brute_leases WHERE session = $1 AND owner = $2"),
@@ -243,7 +262,7 @@ impl Step {
             Step::Load => format!("load session {session}"),
             Step::Renew => format!("renew the lease of {session}"),
             Step::Append => format!("append to session {session}"),
-            Step::Replace => format!("replace session {session}"),
+            Step::Replace => format!("rewrite session {session}"),
             Step::Trim => format!("remove a dropped turn's prompt from {session}"),
             Step::Release => format!("release the lease of {session}"),
             Step::List => "list the sessions".to_string(),
@@ -305,12 +324,28 @@ mod tests {
 
     #[test]
     fn a_lost_lease_says_what_it_stored() {
-        let mut lease = DbLease::new("s".into(), "o".into(), 4);
+        let mut lease = DbLease::new("s".into(), "o".into(), 4, 4);
         lease.appended(2);
         assert_eq!(lease.next, 6);
         let SessionError::LeaseLost { durable, .. } = lease.lost() else {
             panic!("LeaseLost expected");
         };
         assert_eq!(durable, 2);
+    }
+
+    #[test]
+    fn a_rewrite_keeps_count_of_what_the_lease_stored() {
+        let mut lease = DbLease::new("s".into(), "o".into(), 4, 4);
+        assert_eq!(lease.seq_of(3), Some(3));
+        lease.appended(3); // positions 4, 5, 6 are this lease's
+        lease.rewritten(6, 1); // the last one edited
+        assert_eq!((lease.next, lease.written), (7, 3));
+        lease.rewritten(2, 1); // two of the loaded history and all of its own gone
+        assert_eq!((lease.next, lease.written), (3, 1));
+        lease.rewritten(0, 0);
+        assert_eq!((lease.next, lease.written), (0, 0));
+        // Positions written by something else than brute are looked up.
+        let gaps = DbLease::new("s".into(), "o".into(), 9, 3);
+        assert_eq!(gaps.seq_of(1), None);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::{SessionError, io_error};
 
@@ -94,4 +94,82 @@ impl Drop for LockGuard {
     fn drop(&mut self) {
         let _ = self.0.unlock();
     }
+}
+
+// The paths beside a session file, and making changes to them durable.
+
+/// Makes a rename or a new file in `dir` durable. Opening a directory fails on some
+/// platforms; the change itself has happened by then.
+pub(super) fn sync_dir(dir: &Path) -> Result<(), SessionError> {
+    if let Ok(d) = File::open(dir) {
+        d.sync_all().map_err(io_error(dir, "fsync the directory"))?;
+    }
+    Ok(())
+}
+
+/// The directory of `path` (`.` for a bare name).
+pub(super) fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The regular file that `path` leads to, following symlinks (a dangling one leads to
+/// the file it names, which the first append creates). Anything else that exists at
+/// the end (a FIFO, a directory, a device) is refused before it is opened.
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, SessionError> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
+            Err(e) => return Err(io_error(path, "look at the session path")(e)),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = fs::read_link(&current).map_err(io_error(path, "read the symlink"))?;
+            current = parent(&current).join(target);
+            continue;
+        }
+        if kind.is_file() {
+            return Ok(current);
+        }
+        return Err(SessionError::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind_name(&kind),
+        });
+    }
+    Err(io_error(path, "follow the symlinks")(io::Error::other(
+        "more than 40 levels of symlinks",
+    )))
+}
+
+fn kind_name(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "device";
+        }
+    }
+    if kind.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+/// `<prefix><name><suffix>` beside `path`.
+pub(super) fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
+    let mut name = std::ffi::OsString::from(prefix);
+    name.push(path.file_name().unwrap_or_default());
+    name.push(suffix);
+    path.with_file_name(name)
 }

@@ -15,8 +15,8 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
-use crate::stop::{ApprovalDecision, ApprovalError};
-use crate::stream::{pending_approvals, pending_call};
+#[cfg(feature = "tools")]
+use crate::tools::resume::{Settled, settle as settle_approvals};
 use crate::trace::traced;
 
 /// Keeps the conversation in a session: loads it on the way in, and makes every
@@ -42,12 +42,16 @@ use crate::trace::traced;
 ///   back; with `validation: Validation::Refuse` it is refused instead with
 ///   [`SessionError::Invalid`] naming the session and the message (a call left
 ///   without its result by a crash is always repaired).
-/// - **Durable as the turn runs**: `SessionLog` installs the store as the env's
-///   [`Persist`](crate::env::Persist); the terminal takes the durability step ([`Env::persist`]) before and
-///   after every model call, and a tool pipeline after every tool result, so every
-///   message is stored before the next model call. New messages are appended;
-///   a rewrite (compaction, an edit of an earlier message) replaces the history
-///   atomically.
+/// - **Durable as the turn runs, whatever the layers**: `SessionLog` installs the
+///   store as the env's [`Persist`](crate::env::Persist), and the framework takes the
+///   durability step ([`Env::persist`]) itself: the terminal of every `run` line before
+///   and after the model call, every loop layer before its first pass and after each
+///   pass, and this layer on the way in and out. So every message is stored before the
+///   next model call, and a middleware, tool layer or terminal of your own never has
+///   to call anything (see [`Persist`](crate::env::Persist) for the route). New
+///   messages are appended; a rewrite (an edit of a stored message, compaction)
+///   rewrites the history from the first position that changed, atomically: an edit
+///   of the last message on the way up costs one message, not the session.
 /// - **A failed turn** (the turn returned an error): if nothing answered its prompt yet
 ///   (no reply of the model, no tool result), the messages it added are removed from
 ///   the session again, so the next turn never starts with two user messages in a row;
@@ -70,9 +74,11 @@ use crate::trace::traced;
 ///   the runtime). A reply being streamed is not stored: only complete messages are.
 /// - **Calls paused for approval** (see [`brute::stream`](crate::stream)) are stored
 ///   as results marked `awaiting_approval`, so the session is a valid history at every
-///   moment. A turn that decides on one of them ([`Agent::decide`](crate::Agent::decide))
-///   finds them here; any other turn answers them with [`ABANDONED_APPROVAL`](super::ABANDONED_APPROVAL)
-///   (the conversation went on without a decision) and writes that back.
+///   moment. What a loaded history means for them is the tool pipeline's to say
+///   (a turn that decides on one of them, [`Agent::decide`](crate::Agent::decide),
+///   finds them pending; any other turn answers them with
+///   [`ABANDONED_APPROVAL`](super::ABANDONED_APPROVAL), the conversation having gone
+///   on without a decision); this layer writes back what that changed.
 /// - **Off the runtime**: no store blocks a runtime thread (files are written on
 ///   writer threads that share fsyncs between concurrent turns).
 /// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
@@ -324,11 +330,10 @@ impl<A: Handler<Env>> SessionLog<A> {
                 if !report.problems.is_empty() {
                     validate::warn_repaired(&name, &report);
                 }
-                // Calls paused for approval stay pending only for the turn that decides
-                // on one of them.
-                let resuming = env.extensions.get::<ApprovalDecision>().is_some();
-                let abandoned = pending::abandon(&mut loaded, resuming);
-                let written = if report.rewritten || abandoned {
+                // What the history means for calls paused for approval is the approval
+                // room's to say (`tools::pipeline::resume`); this layer writes it back.
+                let settled = settle(&mut loaded, env, &name);
+                let written = if report.rewritten || settled.changed {
                     lease.replace(&loaded).await
                 } else if report.appended > 0 {
                     lease
@@ -343,21 +348,9 @@ impl<A: Handler<Env>> SessionLog<A> {
                 }
                 // A decision on a call that does not wait is refused before the stack
                 // runs (nothing is called, nothing changes).
-                if let Some(decision) = env.extensions.get::<ApprovalDecision>()
-                    && pending_call(&loaded, &decision.call_id).is_none()
-                {
+                if let Some(refused) = settled.refused {
                     let _ = lease.release().await;
-                    return Err(Error::from_layer(
-                        "SessionLog",
-                        ApprovalError::NotPending {
-                            call_id: decision.call_id.clone(),
-                            session: Some(name),
-                            waiting: pending_approvals(&loaded)
-                                .into_iter()
-                                .map(|c| c.id.clone())
-                                .collect(),
-                        },
-                    ));
+                    return Err(Error::from_layer("SessionLog", refused));
                 }
             }
             Err(problem) => {
@@ -440,4 +433,28 @@ impl<A: Handler<Env>> SessionLog<A> {
         }
         outcome
     }
+}
+
+/// The calls of the loaded `history` paused for approval, settled by the approval room
+/// for the turn in `env` (which may carry a decision).
+#[cfg(feature = "tools")]
+fn settle(history: &mut [Message], env: &Env, session: &str) -> Settled {
+    let decision = env.extensions.get::<crate::stop::ApprovalDecision>();
+    settle_approvals(history, decision, session)
+}
+
+/// Without the tool pipeline nothing pauses or resumes: the history stays as loaded.
+#[cfg(not(feature = "tools"))]
+fn settle(_history: &mut [Message], _env: &Env, _session: &str) -> Settled {
+    Settled {
+        changed: false,
+        refused: None,
+    }
+}
+
+/// What settling changed (see `tools::pipeline::resume`).
+#[cfg(not(feature = "tools"))]
+struct Settled {
+    changed: bool,
+    refused: Option<crate::stop::ApprovalError>,
 }

@@ -42,9 +42,11 @@ mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+mod tail;
 mod turn_lease;
 mod validate;
 
+pub use crate::stream::pending::ABANDONED_APPROVAL;
 pub use copy::copy_sessions;
 pub use error::SessionError;
 pub use file::SessionFile;
@@ -52,7 +54,6 @@ pub use jsonl::{FileLease, JsonlStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use lease::DbLease;
 pub use log::{SessionId, SessionLog, SessionPath, TurnSaved};
-pub use pending::ABANDONED_APPROVAL;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]

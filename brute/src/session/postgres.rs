@@ -51,7 +51,8 @@ const DIALECT: Dialect = Dialect {
 /// Appends are transactions (one statement), and the appends of concurrent turns are
 /// committed together: a writer task takes every append waiting and stores them in one
 /// statement, one commit (group commit); each is durable before its future is done.
-/// A replace is one transaction (delete and insert). The connections run on the tokio
+/// A rewrite from a position is one transaction (delete from that position, insert the
+/// tail), whose cost is the tail's, not the session's. The connections run on the tokio
 /// runtime that called [`PostgresStore::connect`] (network I/O, never blocking).
 ///
 /// **A lost connection is replaced** (the server restarted or failed over, the
@@ -344,7 +345,8 @@ impl SessionStore for PostgresStore {
             .map_err(sql.fail(Step::Take, id))?;
         sql.taken(taken, id)?;
         let (messages, next) = self.load_with_next(id).await?;
-        Ok((DbLease::new(id.to_string(), owner, next), messages))
+        let rows = messages.len();
+        Ok((DbLease::new(id.to_string(), owner, next, rows), messages))
     }
 
     async fn append(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
@@ -370,29 +372,47 @@ impl SessionStore for PostgresStore {
         Ok(())
     }
 
-    async fn replace(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
+    /// One transaction: the lease renewed, the messages from position `from` on
+    /// deleted, the tail inserted. Its cost is the tail's, not the session's.
+    async fn rewrite(
+        &self,
+        lease: &mut DbLease,
+        from: usize,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
         let bodies = bodies("postgres", messages, &lease.session)?;
         let sql = self.sql();
         let ttl = ttl_ms(self.ttl);
         let held = &*lease;
-        self.transaction(Step::Replace, &lease.session, async |tx| {
-            let renewed = tx
-                .execute(&sql.renew, &[&held.session, &held.owner, &ttl])
+        let seq = self
+            .transaction(Step::Replace, &lease.session, async |tx| {
+                let renewed = tx
+                    .execute(&sql.renew, &[&held.session, &held.owner, &ttl])
+                    .await?;
+                if let Err(lost) = sql.renewed(renewed, held) {
+                    return Ok(Err(lost));
+                }
+                let seq = match held.seq_of(from) {
+                    Some(seq) => seq,
+                    None => tx
+                        .query_opt(&sql.seq_at, &[&held.session, &(from as i64)])
+                        .await?
+                        .map(|row| row.try_get(0))
+                        .transpose()?
+                        .unwrap_or(held.next),
+                };
+                tx.execute(&sql.trim, &[&held.session, &seq, &held.owner])
+                    .await?;
+                tx.execute(
+                    "INSERT INTO brute_messages (session, seq, body)
+                     SELECT $1, $3 + ord - 1, body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)",
+                    &[&held.session, &bodies, &seq],
+                )
                 .await?;
-            if let Err(lost) = sql.renewed(renewed, held) {
-                return Ok(Err(lost));
-            }
-            tx.execute(&sql.clear, &[&held.session]).await?;
-            tx.execute(
-                "INSERT INTO brute_messages (session, seq, body)
-                 SELECT $1, ord - 1, body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)",
-                &[&held.session, &bodies],
-            )
+                Ok(Ok(seq))
+            })
             .await?;
-            Ok(Ok(()))
-        })
-        .await?;
-        lease.replaced(bodies.len());
+        lease.rewritten(seq, bodies.len());
         Ok(())
     }
 

@@ -361,7 +361,8 @@ impl SessionStore for SqliteStore {
                 execute(conn, create, [&session]).map_err(sql.fail(Step::Take, &session))?;
             }
             let (messages, next) = load(conn, sql, &session)?;
-            Ok((DbLease::new(session, owner, next), messages))
+            let rows = messages.len();
+            Ok((DbLease::new(session, owner, next, rows), messages))
         })
         .await
     }
@@ -383,19 +384,40 @@ impl SessionStore for SqliteStore {
         Ok(())
     }
 
-    async fn replace(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
+    /// One transaction (a savepoint of the writer's batch): the lease renewed, the
+    /// messages from position `from` on deleted, the tail inserted. Its cost is the
+    /// tail's, not the session's.
+    async fn rewrite(
+        &self,
+        lease: &mut DbLease,
+        from: usize,
+        messages: &[Message],
+    ) -> Result<(), SessionError> {
         let bodies = bodies("sqlite", messages, &lease.session)?;
         let held = lease.copy();
         let count = bodies.len();
         let ttl = ttl_ms(self.ttl);
-        self.run(&lease.session, move |conn, sql| {
-            renew(conn, sql, &held, ttl)?;
-            execute(conn, &sql.clear, [&held.session])
-                .map_err(sql.fail(Step::Replace, &held.session))?;
-            insert(conn, sql, &held, 0, &bodies)
-        })
-        .await?;
-        lease.replaced(count);
+        let seq = self
+            .run(&lease.session, move |conn, sql| {
+                renew(conn, sql, &held, ttl)?;
+                let fail = || sql.fail(Step::Replace, &held.session);
+                let seq = match held.seq_of(from) {
+                    Some(seq) => seq,
+                    None => conn
+                        .prepare_cached(&sql.seq_at)
+                        .and_then(|mut q| {
+                            q.query_row(params![held.session, from as i64], |row| row.get(0))
+                                .optional()
+                        })
+                        .map_err(fail())?
+                        .unwrap_or(held.next),
+                };
+                execute(conn, &sql.trim, params![held.session, seq, held.owner]).map_err(fail())?;
+                insert(conn, sql, &held, seq, &bodies)?;
+                Ok(seq)
+            })
+            .await?;
+        lease.rewritten(seq, count);
         Ok(())
     }
 

@@ -18,7 +18,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError
 /// A turn takes the session's **lease** with [`open`](SessionStore::open) (exclusive:
 /// a second `open` of the session fails with [`SessionError::Locked`] or
 /// [`SessionError::Leased`] until the lease is released or expires, so two workers
-/// never run turns of one session at once), appends and replaces through it, and
+/// never run turns of one session at once), appends and rewrites through it, and
 /// [`release`](SessionStore::release)s it. Every write is durable when its future
 /// completes. `system` messages are never stored: a store skips them.
 ///
@@ -45,13 +45,29 @@ pub trait SessionStore: Send + Sync + 'static {
         messages: &[Message],
     ) -> impl Future<Output = Result<(), SessionError>> + Send;
 
+    /// Replaces the history from position `from` on (the first `from` stored
+    /// messages stay) with `messages` (skipping `system` ones), atomically: after a
+    /// crash the old history is stored or the new one. `from` is at most the number
+    /// of stored messages; at that number it is an append. What `SessionLog` does
+    /// with a [`Changes::Rewritten`](crate::env::Changes::Rewritten): an edit of the
+    /// last message rewrites one message, so its cost is the tail's, not the
+    /// session's.
+    fn rewrite(
+        &self,
+        lease: &mut Self::Lease,
+        from: usize,
+        messages: &[Message],
+    ) -> impl Future<Output = Result<(), SessionError>> + Send;
+
     /// Replaces the whole history with `messages` (skipping `system` ones),
-    /// atomically: after a crash the old history is stored or the new one.
+    /// atomically: [`rewrite`](Self::rewrite) from position 0.
     fn replace(
         &self,
         lease: &mut Self::Lease,
         messages: &[Message],
-    ) -> impl Future<Output = Result<(), SessionError>> + Send;
+    ) -> impl Future<Output = Result<(), SessionError>> + Send {
+        self.rewrite(lease, 0, messages)
+    }
 
     /// Gives the lease back.
     fn release(&self, lease: Self::Lease) -> impl Future<Output = Result<(), SessionError>> + Send;
@@ -184,12 +200,13 @@ impl SessionStore for BoxStore {
         lease.0.append(messages).await
     }
 
-    async fn replace(
+    async fn rewrite(
         &self,
         lease: &mut BoxLease,
+        from: usize,
         messages: &[Message],
     ) -> Result<(), SessionError> {
-        lease.0.replace(messages).await
+        lease.0.rewrite(from, messages).await
     }
 
     async fn release(&self, lease: BoxLease) -> Result<(), SessionError> {
@@ -247,7 +264,10 @@ pub(crate) trait DynStore: Send + Sync {
 /// A lease behind a pointer, with its store.
 pub(crate) trait DynLease: Send {
     fn append<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()>;
-    fn replace<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()>;
+    fn rewrite<'a>(&'a mut self, from: usize, messages: &'a [Message]) -> StoreFuture<'a, ()>;
+    fn replace<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()> {
+        self.rewrite(0, messages)
+    }
     fn release(self: Box<Self>) -> StoreFuture<'static, ()>;
     fn abandon(self: Box<Self>, ending: Abandoned);
 }
@@ -290,8 +310,8 @@ impl<S: SessionStore> DynLease for Leased<S> {
         Box::pin(self.store.append(&mut self.lease, messages))
     }
 
-    fn replace<'a>(&'a mut self, messages: &'a [Message]) -> StoreFuture<'a, ()> {
-        Box::pin(self.store.replace(&mut self.lease, messages))
+    fn rewrite<'a>(&'a mut self, from: usize, messages: &'a [Message]) -> StoreFuture<'a, ()> {
+        Box::pin(self.store.rewrite(&mut self.lease, from, messages))
     }
 
     fn release(self: Box<Self>) -> StoreFuture<'static, ()> {

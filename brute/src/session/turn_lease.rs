@@ -79,7 +79,7 @@ impl TurnLease {
 }
 
 /// Saves exactly the changes the transcript reports, appending what was appended and
-/// replacing the history when it was rewritten, and keeps count of the calls stored
+/// rewriting the history from the first changed position, and keeps count of the calls stored
 /// without a result.
 struct Writer {
     lease: TurnLease,
@@ -96,7 +96,7 @@ impl Persist for Writer {
             let saved = match changes {
                 Changes::None => Ok(()),
                 Changes::Appended(new) => lease.append(new).await,
-                Changes::Rewritten(all) => lease.replace(all).await,
+                Changes::Rewritten { from, messages } => lease.rewrite(from, messages).await,
             };
             let mut held = self.lease.lock();
             held.lease = Some(lease);
@@ -106,10 +106,11 @@ impl Persist for Writer {
                     held.stored += recorded(new);
                     held.track(new);
                 }
-                (Ok(()), Changes::Rewritten(all)) => {
-                    held.stored = recorded(all);
-                    held.open.clear();
-                    held.track(all);
+                (Ok(()), Changes::Rewritten { from, messages }) => {
+                    held.stored = from + recorded(messages);
+                    // The calls without a result follow from the rewritten tail: a
+                    // reply in it sets them anew, results in it answer them.
+                    held.track(messages);
                     held.answered = true;
                 }
                 // The store counts what its lease wrote; the caller needs what of

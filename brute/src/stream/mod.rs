@@ -78,11 +78,12 @@
 //! ```
 
 mod item;
-mod pending;
+pub(crate) mod pending;
 mod turn_stream;
 
 pub use crate::stop::{ApprovalDecision, ApprovalError, Verdict};
 pub use item::{TurnItem, TurnResult};
 pub use pending::pending_approvals;
+#[cfg(feature = "tools")]
 pub(crate) use pending::pending_call;
 pub use turn_stream::TurnStream;

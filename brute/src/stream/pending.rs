@@ -2,6 +2,11 @@
 
 use crate::message::{Message, Role, ToolCall};
 
+/// The result given to a call that waited for approval when the conversation went on
+/// without a decision.
+pub const ABANDONED_APPROVAL: &str =
+    "not run: the conversation went on before anyone approved or denied this tool call";
+
 /// The calls that wait for approval in `messages` (a session's history, or a paused
 /// turn's env): the calls of the last reply whose result is still a placeholder
 /// marked `awaiting_approval`, in call order. Only the last reply's calls can be
@@ -41,6 +46,7 @@ pub(crate) fn placeholder_in(block: &[Message], id: &str) -> Option<usize> {
 
 /// The placeholder of the pending call `id` in `messages` and the call: (the
 /// placeholder's index, the call).
+#[cfg(feature = "tools")]
 pub(crate) fn pending_call<'a>(messages: &'a [Message], id: &str) -> Option<(usize, &'a ToolCall)> {
     let start = messages.iter().rposition(|m| m.role != Role::Tool)?;
     let call = messages[start].tool_calls.iter().find(|c| c.id == id)?;

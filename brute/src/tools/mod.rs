@@ -91,6 +91,7 @@ pub use client::ClientTools;
 pub use context::ToolContext;
 pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
 pub use network::NetworkPolicy;
+pub(crate) use pipeline::resume;
 pub use pipeline::{
     Approval, Decision, DefaultToolPipeline, Execute, Snapshot, StandardCallPipeline, Timeouts,
     ToolCallEnv, ToolSnapshot, ToolValidation, Validate, standard_call_pipeline,

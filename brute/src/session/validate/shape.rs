@@ -14,7 +14,7 @@
 
 use super::{Problem, Repaired};
 use crate::message::{Message, Role};
-use crate::session::pending::ABANDONED_APPROVAL;
+use crate::stream::pending::ABANDONED_APPROVAL;
 
 /// Where the last block of tool results starts: after the last message that is not
 /// a tool result.

@@ -5,6 +5,7 @@
 mod approval;
 mod deadline;
 mod pause;
+pub(crate) mod resume;
 mod stages;
 
 use std::any::Any;

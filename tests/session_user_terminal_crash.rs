@@ -1,0 +1,220 @@
+//! Durability no layer can skip: a stack whose terminal and middleware are written by
+//! the user against the public contract (`Handler`), and never call `env.persist()`,
+//! under `SessionLog` and brute's `Loop`. A worker process (this test binary,
+//! re-executed) runs one endless turn; each pass, a hand-written middleware first
+//! acknowledges every message handed back so far (printing it), then edits the last
+//! stored message on the way down (a `Tag`-style edit: a rewrite from that position),
+//! and the hand-written terminal pushes a reply. The test kills the worker with SIGKILL
+//! at many points and checks that every acknowledged message is in the store, in order,
+//! and so is every tag a pass made before a later pass's reply was acknowledged.
+//!
+//! Nothing in the stack persists: the durability steps are the framework's own (the
+//! loop's after each pass, `SessionLog`'s). Without them only the prompt is stored.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)]
+
+mod session_support;
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use brute::session::check_history;
+use brute::{
+    Agent, Env, Error, Handler, Message, Role,
+    middleware::{Loop, SessionLog},
+    pipeline,
+};
+use session_support::{AnyStore, kill_after_acks, postgres_database, sqlite_path, temp_dir};
+
+const CHILD: &str = "BRUTE_TEST_USER_TERMINAL_CRASH_CHILD";
+const LEASE: Duration = Duration::from_millis(400);
+const ROUNDS: usize = 12;
+/// What the hand-written middleware appends to the message it edits.
+const TAG: &str = " +tagged";
+
+/// A terminal written by hand: answers every pass with a reply, and never calls
+/// `env.persist()`.
+struct Answer;
+
+impl Handler<Env> for Answer {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        let n = env.messages.len();
+        env.messages.push(Message::assistant(format!(
+            "reply {n} of pass {}",
+            env.iteration
+        )));
+        Ok(())
+    }
+}
+
+/// A middleware written by hand: acknowledges what the turn handed back so far (all
+/// stored, if the framework persisted after the last pass), then tags the last
+/// message (a stored one: a rewrite) and calls the terminal. Never persists.
+struct AckAndTag<A> {
+    app: A,
+    printed: Arc<Mutex<usize>>,
+}
+
+impl<A: Handler<Env>> Handler<Env> for AckAndTag<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        {
+            let record: Vec<&Message> = env
+                .messages
+                .iter()
+                .filter(|m| m.role != Role::System)
+                .collect();
+            let mut printed = self.printed.lock().unwrap();
+            for message in &record[*printed..] {
+                println!("ack {}", serde_json::to_string(message).unwrap());
+            }
+            *printed = record.len();
+        }
+        if let Some(last) = env.messages.last_mut()
+            && last.role == Role::Assistant
+        {
+            last.content.push_str(TAG);
+        }
+        self.app.call(env).await
+    }
+}
+
+/// The worker: one endless turn on session `crash` of the store.
+fn crash_child(spec: &str) {
+    let (kind, target) = spec.split_once('|').unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = AnyStore::open(kind, target, LEASE).await;
+        let printed = Arc::new(Mutex::new(0usize));
+        let inner = AckAndTag {
+            app: Answer,
+            printed,
+        };
+        let stack = pipeline! {
+            use SessionLog { store: store.store(), session: "crash" };
+            use Loop::While { condition: |_env| true };
+            run inner;
+        };
+        let agent = Agent::new(stack);
+        loop {
+            match agent.start("go on").await {
+                Err(e)
+                    if matches!(
+                        e.downcast_ref(),
+                        Some(
+                            brute::middleware::SessionError::Leased { .. }
+                                | brute::middleware::SessionError::Locked { .. }
+                        )
+                    ) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("the endless turn failed: {e}"),
+                Ok(_) => panic!("the endless turn ended"),
+            }
+        }
+    });
+}
+
+/// `message` without the tag the killed pass may have given it.
+fn untagged(message: &Message) -> String {
+    message
+        .content
+        .strip_suffix(TAG)
+        .unwrap_or(&message.content)
+        .to_string()
+}
+
+/// Kills the worker of `kind` at `target` at `ROUNDS` points and checks the session
+/// after each kill.
+fn kill_rounds(test: &str, kind: &str, target: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(AnyStore::open(kind, target, LEASE));
+    for round in 0..ROUNDS {
+        let acks = 2 + (round * 7) % 11;
+        let delay = Duration::from_millis(((round * 5) % 17) as u64);
+        let prior = runtime.block_on(store.load("crash")).len();
+        let acked = kill_after_acks(
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", test, "--nocapture"])
+                .env(CHILD, format!("{kind}|{target}"))
+                .env("BRUTE_TEST_POSTGRES", "unused"),
+            prior + acks,
+            delay,
+            &format!("{kind} round {round}"),
+        );
+        let stored = runtime.block_on(store.load("crash"));
+        assert!(
+            stored.len() >= acked.len(),
+            "{kind} round {round}: {} messages acknowledged, {} stored: the passes' replies were not made durable",
+            acked.len(),
+            stored.len()
+        );
+        for (i, (acked, stored)) in acked.iter().zip(&stored).enumerate() {
+            assert_eq!(
+                untagged(acked),
+                untagged(stored),
+                "{kind} round {round}: acknowledged message {i} differs in the store"
+            );
+        }
+        // The pass after a reply tagged it (a rewrite of a stored message) and then
+        // handed back a reply of its own: once that one is acknowledged, the tag is
+        // stored too.
+        for (i, pair) in acked.windows(2).enumerate() {
+            if pair.iter().all(|m| m.role == Role::Assistant) {
+                assert!(
+                    stored[i].content.ends_with(TAG),
+                    "{kind} round {round}: the tag of message {i} was acknowledged but is not stored: {:?}",
+                    stored[i].content
+                );
+            }
+        }
+        assert_eq!(check_history(&stored), [], "{kind} round {round}");
+    }
+}
+
+#[test]
+fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return crash_child(&spec);
+    }
+    let dir = temp_dir();
+    kill_rounds(
+        "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_store",
+        "jsonl",
+        dir.path().to_str().unwrap(),
+    );
+}
+
+#[test]
+fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return crash_child(&spec);
+    }
+    let dir = temp_dir();
+    kill_rounds(
+        "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_store",
+        "sqlite",
+        sqlite_path(dir.path()).to_str().unwrap(),
+    );
+}
+
+#[test]
+fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgres_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return crash_child(&spec);
+    }
+    let url = postgres_database("user_terminal_crash");
+    kill_rounds(
+        "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgres_store",
+        "postgres",
+        &url,
+    );
+}
