@@ -18,7 +18,7 @@ use futures_util::{FutureExt, StreamExt};
 
 use crate::trace::traced;
 
-pub use approval::{Approval, Decision, Timeouts};
+pub use approval::{AllowAll, Approval, ApprovalPolicy, Decision, Timeouts};
 pub use stages::{
     Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
     standard_call_pipeline,
@@ -110,7 +110,7 @@ use crate::tool::ToolSpec;
 /// | `concurrency` | `usize` | `8` | calls run at once |
 /// | `timeout` | `impl Into<Option<Duration>>` | 10 minutes | one call's limit; `None` for none |
 /// | `timeouts` | `impl Into<`[`Timeouts`]`>` | none | per-tool limits: `[("shell", Duration::from_secs(60))]` |
-/// | `approval` | `impl Into<`[`Approval`]`>` | allow every call | decides before each call: allow, deny, rewrite |
+/// | `approval` | any [`ApprovalPolicy`]: [`Approval`], or a type of your own | [`AllowAll`]: every call runs, and no approval code is compiled in | decides before each call: allow, deny, rewrite, ask a person |
 /// | `network` | [`NetworkPolicy`] | public addresses, 1 MiB, 5 redirects | what `fetch` may reach |
 /// | `output_dir` | `impl Into<`[`OutputDir`]`>` (a path, or [`OutputDir::user_data`]) | none: not saved | where cut outputs are saved in full |
 /// | `output_retention` | `Option<Duration>` | a week | saved outputs in `output_dir` older than this are deleted |
@@ -122,7 +122,7 @@ use crate::tool::ToolSpec;
 /// `Retry`; checked at compile time.
 #[derive(crate::Middleware)]
 #[middleware(crate = crate, provides = crate::kind::ToolPipeline)]
-pub struct DefaultToolPipeline<A, T, P> {
+pub struct DefaultToolPipeline<A, T, P, Ap> {
     app: A,
     /// The tools: [`Tools::ALL`](super::Tools::ALL), a tuple of tools, a
     /// [`tools!`](crate::tools!) list or a [`Registry`](super::Registry).
@@ -157,9 +157,11 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// Timeouts of single tools, overriding `timeout`: `[("shell", Duration::from_secs(60))]`.
     #[middleware(into)]
     timeouts: Timeouts,
-    /// Decides before each call: allow, deny with a reason, or rewrite the arguments.
-    #[middleware(into)]
-    approval: Approval,
+    /// Decides before each call: allow, deny with a reason, rewrite the arguments or
+    /// ask a person (default: [`AllowAll`], which is zero-sized and compiles to no
+    /// approval code at all); [`Approval`] for a policy given by a function.
+    #[middleware(default_type = AllowAll, default = AllowAll, bound = ApprovalPolicy)]
+    approval: Ap,
     /// What `fetch` may reach (default: public addresses only, 1 MiB, 5 redirects).
     network: NetworkPolicy,
     /// Where truncated outputs are saved in full (default: nowhere; a path, or
@@ -194,7 +196,7 @@ struct Shared {
     model_secrets: Mutex<(Vec<String>, Secrets)>,
 }
 
-impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
+impl<A, T: ToolSet, P, Ap> DefaultToolPipeline<A, T, P, Ap> {
     /// What every call shares, built on the first call. Inlined: after the first
     /// call it is one load and a branch.
     #[inline]
@@ -274,7 +276,7 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
     }
 }
 
-impl<A, T, P> DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> DefaultToolPipeline<A, T, P, Ap>
 where
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
@@ -291,15 +293,24 @@ where
         call: &ToolCall,
         decided: Decision,
     ) -> (String, bool) {
-        // One span per tool call, named after the OpenTelemetry GenAI conventions.
-        let span = tracing::info_span!(
-            "execute_tool",
-            otel.kind = "internal",
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %call.name,
-            gen_ai.tool.call.id = %call.id,
-        );
-        traced!(self.run_one_in_span(context, model, call, decided), span)
+        traced!(
+            self.run_one_in_span(context, model, call, decided),
+            call_span(call)
+        )
+    }
+
+    /// [`run_one`](Self::run_one) for a call the policy allowed as it is: what a
+    /// pipeline whose policy never decides otherwise ([`AllowAll`]) compiles to.
+    async fn run_allowed_traced(
+        &self,
+        context: &ToolContext,
+        model: &Secrets,
+        call: &ToolCall,
+    ) -> (String, bool) {
+        traced!(
+            self.run_allowed(context, model, Cow::Borrowed(call)),
+            call_span(call)
+        )
     }
 
     async fn run_one_in_span(
@@ -321,6 +332,17 @@ where
                 return error_text(&call.name, &ToolError::Denied(reason));
             }
         };
+        self.run_allowed(context, model, call).await
+    }
+
+    /// Runs a call the policy allowed (as it is, or rewritten) through the per-call
+    /// pipeline, the timeout and the panic guard, then redacts and truncates its text.
+    async fn run_allowed(
+        &self,
+        context: &ToolContext,
+        model: &Secrets,
+        call: Cow<'_, ToolCall>,
+    ) -> (String, bool) {
         let name = call.name.as_str();
         let limit = if self.timeouts.is_empty() {
             self.timeout
@@ -359,6 +381,18 @@ where
     }
 }
 
+/// One span per tool call, named after the OpenTelemetry GenAI conventions.
+#[inline]
+fn call_span(call: &ToolCall) -> tracing::Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.kind = "internal",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %call.name,
+        gen_ai.tool.call.id = %call.id,
+    )
+}
+
 fn error_text(name: &str, error: &ToolError) -> (String, bool) {
     let name = super::error::quoted(name);
     (format!("Error: tool `{name}`: {error}"), true)
@@ -374,11 +408,12 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-impl<A, T, P> Handler<Env> for DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> Handler<Env> for DefaultToolPipeline<A, T, P, Ap>
 where
     A: Handler<Env>,
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
+    Ap: ApprovalPolicy,
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
@@ -390,11 +425,12 @@ where
     }
 }
 
-impl<A, T, P> DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> DefaultToolPipeline<A, T, P, Ap>
 where
     A: Handler<Env>,
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
+    Ap: ApprovalPolicy,
 {
     /// One pass: advertise the tools, call the inner stack, run the calls it asked for.
     async fn handle(&self, env: &mut Env) -> Result<(), Error> {
@@ -425,22 +461,31 @@ where
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
             let decided = self.approval.decide(call);
-            if decided != Decision::Ask {
+            // With a policy that never asks, `Ask` is not looked for; with `AllowAll`
+            // the decision is a constant and only the allowed path is compiled.
+            if !(Ap::MAY_ASK && matches!(decided, Decision::Ask)) {
                 // One call: no stream to set up (the common case), and nothing is
                 // appended while it runs, so it runs borrowed from the reply.
                 env.emit(Event::ToolCallStart { call });
-                let result = self.run_one(&shared.context, &model, call, decided).await;
+                let result = match decided {
+                    Decision::Allow => self.run_allowed_traced(&shared.context, &model, call).await,
+                    decided => self.run_one(&shared.context, &model, call, decided).await,
+                };
                 return append_result(env, reply, 0, result).await;
             }
             vec![decided]
         } else {
             calls.iter().map(|c| self.approval.decide(c)).collect()
         };
-        // Calls the policy asks a person about are stored as pending and pause the turn.
-        self.pause(env, reply, &decided).await?;
+        // Calls the policy asks a person about are stored as pending and pause the
+        // turn: code that a policy which never asks does not compile in (an `Ask` from
+        // a policy that said it never asks runs below, where it becomes a denial).
+        if Ap::MAY_ASK {
+            self.pause(env, reply, &decided).await?;
+        }
         let calls = &env.messages[reply].tool_calls;
         for (call, decided) in calls.iter().zip(&decided) {
-            if *decided != Decision::Ask {
+            if !(Ap::MAY_ASK && matches!(decided, Decision::Ask)) {
                 env.emit(Event::ToolCallStart { call });
             }
         }
@@ -453,7 +498,7 @@ where
             .iter()
             .zip(decided)
             .enumerate()
-            .filter(|(_, (_, decided))| *decided != Decision::Ask)
+            .filter(|(_, (_, decided))| !(Ap::MAY_ASK && matches!(decided, Decision::Ask)))
             .map(|(index, (call, decided))| {
                 let run = self.run_one(&shared.context, &model, call, decided);
                 run.map(move |result| (index, result))

@@ -26,7 +26,7 @@ pub(super) const AWAITING: &str = "not run yet: this tool call waits for a perso
 /// The reason given to the model when a person denies a call without saying why.
 const DENIED: &str = "a person reviewing this call denied it";
 
-impl<A, T, P> DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> DefaultToolPipeline<A, T, P, Ap>
 where
     A: Handler<Env>,
     T: ToolSet,
