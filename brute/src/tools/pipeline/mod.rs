@@ -11,6 +11,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ use super::set::ToolSet;
 use super::truncate::{OutputDir, RETENTION, truncate_owned};
 use crate::env::Env;
 use crate::error::Error;
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::model::ModelSecrets;
@@ -194,6 +195,10 @@ struct Shared {
     /// The model's keys last handed over by the terminal, and the secrets hiding
     /// them: kept for a pass that resumes calls before any model call.
     model_secrets: Mutex<(Vec<String>, Secrets)>,
+    /// Whether `model_secrets` ever held keys: until then a pass reads no lock.
+    keys_seen: AtomicBool,
+    /// The empty set, lent to passes of a model without keys.
+    no_keys: Secrets,
 }
 
 impl<A, T: ToolSet, P, Ap> DefaultToolPipeline<A, T, P, Ap> {
@@ -245,24 +250,33 @@ impl<A, T: ToolSet, P, Ap> DefaultToolPipeline<A, T, P, Ap> {
             specs,
             revision,
             model_secrets: Mutex::default(),
+            keys_seen: AtomicBool::new(false),
+            no_keys: Secrets::default(),
         }))
     }
 
     /// The secrets hiding the model's keys on this pass: those the terminal left in
     /// `env`, or, on a pass that resumes calls before any model call, the last ones
     /// this pipeline saw (none when this process has not called the model yet).
-    fn model_secrets(shared: &Shared, env: &Env) -> Secrets {
+    fn model_secrets<'s>(shared: &'s Shared, env: &Env) -> Cow<'s, Secrets> {
+        let handed = env.extensions.get::<ModelSecrets>();
+        // A model without keys (the terminal hands none over) and none seen before:
+        // nothing to hide, and no lock to take on every pass.
+        if handed.is_none() && !shared.keys_seen.load(Ordering::Acquire) {
+            return Cow::Borrowed(&shared.no_keys);
+        }
         let mut seen = shared
             .model_secrets
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(ModelSecrets(keys)) = env.extensions.get::<ModelSecrets>()
+        if let Some(ModelSecrets(keys)) = handed
             && seen.0 != *keys
         {
             let secrets = Secrets::default().with_keys(keys.iter().map(String::as_str));
             *seen = (keys.clone(), secrets);
+            shared.keys_seen.store(true, Ordering::Release);
         }
-        seen.1.clone()
+        Cow::Owned(seen.1.clone())
     }
 
     /// The tools' specs, as advertised (computed on the first call).
@@ -465,8 +479,12 @@ where
             // the decision is a constant and only the allowed path is compiled.
             if !(Ap::MAY_ASK && matches!(decided, Decision::Ask)) {
                 // One call: no stream to set up (the common case), and nothing is
-                // appended while it runs, so it runs borrowed from the reply.
-                env.emit(Event::ToolCallStart { call });
+                // appended while it runs, so it runs borrowed from the reply. The
+                // event is built only when someone listens (`emit` is not inlined
+                // into the stack's code; `listens` is).
+                if env.listens(EventKind::ToolCallStart) {
+                    env.emit(Event::ToolCallStart { call });
+                }
                 let result = match decided {
                     Decision::Allow => self.run_allowed_traced(&shared.context, &model, call).await,
                     decided => self.run_one(&shared.context, &model, call, decided).await,
