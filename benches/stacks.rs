@@ -58,7 +58,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The rows, in the order of the table: the command-line key and the label. The first
 /// is the reference every ratio divides by.
-const ROWS: [(&str, &str); 12] = [
+const ROWS: [(&str, &str); 16] = [
     ("hand", "hand-written loop, own types (the limit)"),
     ("boxed", "boxed `dyn` layers, own types"),
     ("tower", "tower `ServiceBuilder` layers, own types"),
@@ -82,6 +82,22 @@ const ROWS: [(&str, &str); 12] = [
     (
         "brute-all-off",
         "brute, `DefaultToolPipeline`, both of the above",
+    ),
+    (
+        "brute-approval",
+        "brute, default stack with an `Approval` policy (allows every call)",
+    ),
+    (
+        "brute-no-timeout",
+        "brute, default stack with `timeout: None`",
+    ),
+    (
+        "brute-redact",
+        "brute, default stack with one value to `redact` (not in the output)",
+    ),
+    (
+        "brute-no-env-secrets",
+        "brute, default stack with `env_secrets: false`",
     ),
     (
         "hand-on-brute",
@@ -237,6 +253,10 @@ fn build(key: &str, calls: usize, root: &Path) -> Option<Row> {
         "brute-no-snapshot" => Box::new(brute_rows::no_snapshot(model, body, root)),
         "brute-no-truncation" => Box::new(brute_rows::no_truncation(model, body, root)),
         "brute-all-off" => Box::new(brute_rows::all_off(model, body, root)),
+        "brute-approval" => Box::new(brute_rows::with_approval(model, body, root)),
+        "brute-no-timeout" => Box::new(brute_rows::no_timeout(model, body, root)),
+        "brute-redact" => Box::new(brute_rows::redact_one(model, body, root)),
+        "brute-no-env-secrets" => Box::new(brute_rows::no_env_secrets(model, body, root)),
         "brute-minimal" => Box::new(brute_rows::minimal(model, body, root)),
         "brute-direct" => Box::new(brute_rows::direct(model, body)),
         _ => return None,

@@ -108,8 +108,13 @@ impl SessionStore for NoStore {
         Err(NoStore::refused("append to a session"))
     }
 
-    async fn replace(&self, _lease: &mut (), _messages: &[Message]) -> Result<(), SessionError> {
-        Err(NoStore::refused("replace a session"))
+    async fn rewrite(
+        &self,
+        _lease: &mut (),
+        _from: usize,
+        _messages: &[Message],
+    ) -> Result<(), SessionError> {
+        Err(NoStore::refused("rewrite a session"))
     }
 
     async fn release(&self, _lease: ()) -> Result<(), SessionError> {
@@ -152,7 +157,7 @@ mod tests {
         async fn append(&self, _: &mut (), _: &[Message]) -> Result<(), SessionError> {
             Ok(())
         }
-        async fn replace(&self, _: &mut (), _: &[Message]) -> Result<(), SessionError> {
+        async fn rewrite(&self, _: &mut (), _: usize, _: &[Message]) -> Result<(), SessionError> {
             Ok(())
         }
         async fn release(&self, _: ()) -> Result<(), SessionError> {

@@ -439,7 +439,7 @@ impl SessionStore for Counting {
     async fn append(&self, _: &mut (), _: &[Message]) -> Result<(), SessionError> {
         Err(self.touched())
     }
-    async fn replace(&self, _: &mut (), _: &[Message]) -> Result<(), SessionError> {
+    async fn rewrite(&self, _: &mut (), _: usize, _: &[Message]) -> Result<(), SessionError> {
         Err(self.touched())
     }
     async fn release(&self, _: ()) -> Result<(), SessionError> {

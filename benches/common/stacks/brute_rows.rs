@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use brute::tools::{
-    Execute, PreparedCall, ToolContext, ToolError, ToolOutput, ToolSet, Truncation, Validate,
+    Approval, Decision, Execute, PreparedCall, ToolContext, ToolError, ToolOutput, ToolSet,
+    Truncation, Validate,
 };
 use brute::{
     Agent, Env, Error, Handler, Middleware, brute_agent,
@@ -165,6 +166,71 @@ pub fn all_off(model: ScriptedModel, tool: Noop, root: PathBuf) -> BruteRow<impl
         use Loop::ToolResult;
         use MaxIterations;
         use DefaultToolPipeline { tools: (NoopTool::untruncated(tool),), root: root, pipeline: per_call };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with an approval policy given by a function (`Approval`), which
+/// allows every call: what the `approval` option costs over the default, `AllowAll`,
+/// which compiles to no approval code.
+pub fn with_approval(
+    model: ScriptedModel,
+    tool: Noop,
+    root: PathBuf,
+) -> BruteRow<impl Handler<Env>> {
+    let policy = Approval::new(|_call| Decision::Allow);
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopMethod { body: tool },), root: root, approval: policy };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack without the per-call timeout.
+pub fn no_timeout(model: ScriptedModel, tool: Noop, root: PathBuf) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopMethod { body: tool },), root: root, timeout: None };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack with one value to hide that never occurs in a result: what
+/// scanning every result for one secret costs.
+pub fn redact_one(model: ScriptedModel, tool: Noop, root: PathBuf) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline {
+            tools: (NoopMethod { body: tool },),
+            root: root,
+            redact: ["sk-bench-0123456789abcdef"],
+        };
+        run model;
+    };
+    BruteRow { agent }
+}
+
+/// The default stack without the environment's secrets (the same as the default when
+/// the environment holds none that look secret, as on the bench machine).
+pub fn no_env_secrets(
+    model: ScriptedModel,
+    tool: Noop,
+    root: PathBuf,
+) -> BruteRow<impl Handler<Env>> {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: PROMPT };
+        use Loop::ToolResult;
+        use MaxIterations;
+        use DefaultToolPipeline { tools: (NoopMethod { body: tool },), root: root, env_secrets: false };
         run model;
     };
     BruteRow { agent }

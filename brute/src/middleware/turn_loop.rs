@@ -26,7 +26,7 @@
 pub mod Loop {
     use crate::env::Env;
     use crate::error::Error;
-    use crate::event::Event;
+    use crate::event::{Event, EventKind};
     use crate::handler::Handler;
     use crate::message::Role;
     use crate::trace::traced;
@@ -118,7 +118,11 @@ pub mod Loop {
         }
         loop {
             env.iteration += 1;
-            env.emit(Event::Iteration { n: env.iteration });
+            // Built only when someone listens: `emit` is not inlined into the
+            // stack's code, `listens` is (a branch with no listener).
+            if env.listens(EventKind::Iteration) {
+                env.emit(Event::Iteration { n: env.iteration });
+            }
             // One span per pass, a child of the loop's span and the parent of every
             // inner layer's span. Only the passes are instrumented: the loop's span
             // is their parent, so no wrapper is needed around the loop itself.

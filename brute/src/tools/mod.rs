@@ -93,8 +93,9 @@ pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
 pub use network::NetworkPolicy;
 pub(crate) use pipeline::resume;
 pub use pipeline::{
-    Approval, Decision, DefaultToolPipeline, Execute, Snapshot, StandardCallPipeline, Timeouts,
-    ToolCallEnv, ToolSnapshot, ToolValidation, Validate, standard_call_pipeline,
+    AllowAll, Approval, ApprovalPolicy, Decision, DefaultToolPipeline, Execute, Snapshot,
+    StandardCallPipeline, Timeouts, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
+    standard_call_pipeline,
 };
 pub use sandbox::{RootDir, Sandbox};
 pub use secrets::{Redactions, Secrets};

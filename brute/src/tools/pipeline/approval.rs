@@ -1,4 +1,5 @@
-//! Per-call policy of `DefaultToolPipeline`: approval and per-tool timeouts.
+//! Per-call policy of `DefaultToolPipeline`: approval (decided by type: the default
+//! [`AllowAll`] is zero-sized and compiles to nothing) and per-tool timeouts.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -60,7 +61,46 @@ pub enum Decision {
     Ask,
 }
 
-/// The approval policy: decides, before each call runs, to allow it, deny it with a
+/// What the `approval` option of `DefaultToolPipeline` takes: a policy that decides,
+/// before each call runs, what happens to it.
+///
+/// The pipeline is generic over it, so a stack pays for exactly the policy it names:
+/// with the default, [`AllowAll`], the decision is a constant and the code that asks,
+/// denies, rewrites or pauses is not in the compiled stack at all. [`Approval`] is the
+/// policy given by a function; a type of your own may implement this trait too.
+pub trait ApprovalPolicy: Send + Sync {
+    /// Whether [`decide`](ApprovalPolicy::decide) may answer [`Decision::Ask`]: when
+    /// `false`, the pause for a person's approval is left out of the compiled pipeline,
+    /// and an `Ask` all the same is a denial (the call gets an error result; no call
+    /// is left without one).
+    const MAY_ASK: bool = true;
+
+    /// The decision for `call`.
+    fn decide(&self, call: &ToolCall) -> Decision;
+}
+
+/// The default approval policy: every call runs as the model made it. Zero-sized: a
+/// pipeline with it has no approval code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllowAll;
+
+impl ApprovalPolicy for AllowAll {
+    const MAY_ASK: bool = false;
+
+    #[inline(always)]
+    fn decide(&self, _call: &ToolCall) -> Decision {
+        Decision::Allow
+    }
+}
+
+impl ApprovalPolicy for Approval {
+    #[inline]
+    fn decide(&self, call: &ToolCall) -> Decision {
+        Approval::decide(self, call)
+    }
+}
+
+/// The approval policy given by a function: decides, before each call runs, to allow it, deny it with a
 /// reason, rewrite its arguments, or ask a person (which pauses the turn). The default
 /// allows everything.
 ///

@@ -12,6 +12,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -19,12 +20,13 @@ use futures_util::{FutureExt, StreamExt};
 
 use crate::trace::traced;
 
-pub use approval::{Approval, Decision, Timeouts};
+pub use approval::{AllowAll, Approval, ApprovalPolicy, Decision, Timeouts};
 pub use stages::{
     Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
     standard_call_pipeline,
 };
 
+use super::client::ClientTools;
 use super::context::ToolContext;
 use super::error::ToolError;
 use super::network::NetworkPolicy;
@@ -34,7 +36,7 @@ use super::set::ToolSet;
 use super::truncate::{OutputDir, RETENTION, truncate_owned};
 use crate::env::Env;
 use crate::error::Error;
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::model::ModelSecrets;
@@ -111,7 +113,7 @@ use crate::tool::ToolSpec;
 /// | `concurrency` | `usize` | `8` | calls run at once |
 /// | `timeout` | `impl Into<Option<Duration>>` | 10 minutes | one call's limit; `None` for none |
 /// | `timeouts` | `impl Into<`[`Timeouts`]`>` | none | per-tool limits: `[("shell", Duration::from_secs(60))]` |
-/// | `approval` | `impl Into<`[`Approval`]`>` | allow every call | decides before each call: allow, deny, rewrite |
+/// | `approval` | any [`ApprovalPolicy`]: [`Approval`], or a type of your own | [`AllowAll`]: every call runs, and no approval code is compiled in | decides before each call: allow, deny, rewrite, ask a person |
 /// | `network` | [`NetworkPolicy`] | public addresses, 1 MiB, 5 redirects | what `fetch` may reach |
 /// | `output_dir` | `impl Into<`[`OutputDir`]`>` (a path, or [`OutputDir::user_data`]) | none: not saved | where cut outputs are saved in full |
 /// | `output_retention` | `Option<Duration>` | a week | saved outputs in `output_dir` older than this are deleted |
@@ -123,7 +125,7 @@ use crate::tool::ToolSpec;
 /// `Retry`; checked at compile time.
 #[derive(crate::Middleware)]
 #[middleware(crate = crate, provides = crate::kind::ToolPipeline)]
-pub struct DefaultToolPipeline<A, T, P> {
+pub struct DefaultToolPipeline<A, T, P, Ap> {
     app: A,
     /// The tools: [`Tools::ALL`](super::Tools::ALL), a tuple of tools, a
     /// [`tools!`](crate::tools!) list or a [`Registry`](super::Registry).
@@ -158,9 +160,11 @@ pub struct DefaultToolPipeline<A, T, P> {
     /// Timeouts of single tools, overriding `timeout`: `[("shell", Duration::from_secs(60))]`.
     #[middleware(into)]
     timeouts: Timeouts,
-    /// Decides before each call: allow, deny with a reason, or rewrite the arguments.
-    #[middleware(into)]
-    approval: Approval,
+    /// Decides before each call: allow, deny with a reason, rewrite the arguments or
+    /// ask a person (default: [`AllowAll`], which is zero-sized and compiles to no
+    /// approval code at all); [`Approval`] for a policy given by a function.
+    #[middleware(default_type = AllowAll, default = AllowAll, bound = ApprovalPolicy)]
+    approval: Ap,
     /// What `fetch` may reach (default: public addresses only, 1 MiB, 5 redirects).
     network: NetworkPolicy,
     /// Where truncated outputs are saved in full (default: nowhere; a path, or
@@ -193,9 +197,13 @@ struct Shared {
     /// The model's keys last handed over by the terminal, and the secrets hiding
     /// them: kept for a pass that resumes calls before any model call.
     model_secrets: Mutex<(Vec<String>, Secrets)>,
+    /// Whether `model_secrets` ever held keys: until then a pass reads no lock.
+    keys_seen: AtomicBool,
+    /// The empty set, lent to passes of a model without keys.
+    no_keys: Secrets,
 }
 
-impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
+impl<A, T: ToolSet, P, Ap> DefaultToolPipeline<A, T, P, Ap> {
     /// What every call shares, built on the first call. Inlined: after the first
     /// call it is one load and a branch.
     #[inline]
@@ -244,24 +252,33 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
             specs,
             revision,
             model_secrets: Mutex::default(),
+            keys_seen: AtomicBool::new(false),
+            no_keys: Secrets::default(),
         }))
     }
 
     /// The secrets hiding the model's keys on this pass: those the terminal left in
     /// `env`, or, on a pass that resumes calls before any model call, the last ones
     /// this pipeline saw (none when this process has not called the model yet).
-    fn model_secrets(shared: &Shared, env: &Env) -> Secrets {
+    fn model_secrets<'s>(shared: &'s Shared, env: &Env) -> Cow<'s, Secrets> {
+        let handed = env.extensions.get::<ModelSecrets>();
+        // A model without keys (the terminal hands none over) and none seen before:
+        // nothing to hide, and no lock to take on every pass.
+        if handed.is_none() && !shared.keys_seen.load(Ordering::Acquire) {
+            return Cow::Borrowed(&shared.no_keys);
+        }
         let mut seen = shared
             .model_secrets
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(ModelSecrets(keys)) = env.extensions.get::<ModelSecrets>()
+        if let Some(ModelSecrets(keys)) = handed
             && seen.0 != *keys
         {
             let secrets = Secrets::default().with_keys(keys.iter().map(String::as_str));
             *seen = (keys.clone(), secrets);
+            shared.keys_seen.store(true, Ordering::Release);
         }
-        seen.1.clone()
+        Cow::Owned(seen.1.clone())
     }
 
     /// The tools' specs, as advertised (computed on the first call).
@@ -275,7 +292,7 @@ impl<A, T: ToolSet, P> DefaultToolPipeline<A, T, P> {
     }
 }
 
-impl<A, T, P> DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> DefaultToolPipeline<A, T, P, Ap>
 where
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
@@ -292,15 +309,24 @@ where
         call: &ToolCall,
         decided: Decision,
     ) -> (String, bool) {
-        // One span per tool call, named after the OpenTelemetry GenAI conventions.
-        let span = tracing::info_span!(
-            "execute_tool",
-            otel.kind = "internal",
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %call.name,
-            gen_ai.tool.call.id = %call.id,
-        );
-        traced!(self.run_one_in_span(context, model, call, decided), span)
+        traced!(
+            self.run_one_in_span(context, model, call, decided),
+            call_span(call)
+        )
+    }
+
+    /// [`run_one`](Self::run_one) for a call the policy allowed as it is: what a
+    /// pipeline whose policy never decides otherwise ([`AllowAll`]) compiles to.
+    async fn run_allowed_traced(
+        &self,
+        context: &ToolContext,
+        model: &Secrets,
+        call: &ToolCall,
+    ) -> (String, bool) {
+        traced!(
+            self.run_allowed(context, model, Cow::Borrowed(call)),
+            call_span(call)
+        )
     }
 
     async fn run_one_in_span(
@@ -322,6 +348,17 @@ where
                 return error_text(&call.name, &ToolError::Denied(reason));
             }
         };
+        self.run_allowed(context, model, call).await
+    }
+
+    /// Runs a call the policy allowed (as it is, or rewritten) through the per-call
+    /// pipeline, the timeout and the panic guard, then redacts and truncates its text.
+    async fn run_allowed(
+        &self,
+        context: &ToolContext,
+        model: &Secrets,
+        call: Cow<'_, ToolCall>,
+    ) -> (String, bool) {
         let name = call.name.as_str();
         let limit = if self.timeouts.is_empty() {
             self.timeout
@@ -360,6 +397,18 @@ where
     }
 }
 
+/// One span per tool call, named after the OpenTelemetry GenAI conventions.
+#[inline]
+fn call_span(call: &ToolCall) -> tracing::Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.kind = "internal",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %call.name,
+        gen_ai.tool.call.id = %call.id,
+    )
+}
+
 fn error_text(name: &str, error: &ToolError) -> (String, bool) {
     let name = super::error::quoted(name);
     (format!("Error: tool `{name}`: {error}"), true)
@@ -375,11 +424,12 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-impl<A, T, P> Handler<Env> for DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> Handler<Env> for DefaultToolPipeline<A, T, P, Ap>
 where
     A: Handler<Env>,
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
+    Ap: ApprovalPolicy,
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
@@ -391,11 +441,12 @@ where
     }
 }
 
-impl<A, T, P> DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> DefaultToolPipeline<A, T, P, Ap>
 where
     A: Handler<Env>,
     T: ToolSet,
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
+    Ap: ApprovalPolicy,
 {
     /// One pass: advertise the tools, call the inner stack, run the calls it asked for.
     async fn handle(&self, env: &mut Env) -> Result<(), Error> {
@@ -423,30 +474,45 @@ where
         };
         let model = Self::model_secrets(shared, env);
         let calls = &env.messages[reply].tool_calls;
+        // Calls of tools that run on the client pause the turn as an `Ask` does.
+        let client = env.extensions.get::<ClientTools>();
+        let may_ask = Ap::MAY_ASK || client.is_some();
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
-            let decided = pause::decide(&self.approval, &env.extensions, call);
-            if decided != Decision::Ask {
+            let decided = pause::decide(&self.approval, client, call);
+            // With a policy that never asks and no tool run by the client, `Ask` is not
+            // looked for; with `AllowAll` the decision is then a constant.
+            if !(may_ask && matches!(decided, Decision::Ask)) {
                 // One call: no stream to set up (the common case), and nothing is
-                // appended while it runs, so it runs borrowed from the reply.
-                env.emit(Event::ToolCallStart { call });
-                let result = self.run_one(&shared.context, &model, call, decided).await;
+                // appended while it runs, so it runs borrowed from the reply. The
+                // event is built only when someone listens (`emit` is not inlined
+                // into the stack's code; `listens` is).
+                if env.listens(EventKind::ToolCallStart) {
+                    env.emit(Event::ToolCallStart { call });
+                }
+                let result = match decided {
+                    Decision::Allow => self.run_allowed_traced(&shared.context, &model, call).await,
+                    decided => self.run_one(&shared.context, &model, call, decided).await,
+                };
                 return append_result(env, reply, 0, result).await;
             }
             vec![decided]
         } else {
-            let extensions = &env.extensions;
             let approval = &self.approval;
             calls
                 .iter()
-                .map(|c| pause::decide(approval, extensions, c))
+                .map(|c| pause::decide(approval, client, c))
                 .collect()
         };
-        // Calls the policy asks a person about are stored as pending and pause the turn.
-        self.pause(env, reply, &decided).await?;
+        // Calls the policy asks a person about are stored as pending and pause the
+        // turn: code that a policy which never asks does not compile in (an `Ask` from
+        // a policy that said it never asks runs below, where it becomes a denial).
+        if may_ask {
+            self.pause(env, reply, &decided).await?;
+        }
         let calls = &env.messages[reply].tool_calls;
         for (call, decided) in calls.iter().zip(&decided) {
-            if *decided != Decision::Ask {
+            if !(may_ask && matches!(decided, Decision::Ask)) {
                 env.emit(Event::ToolCallStart { call });
             }
         }
@@ -459,7 +525,7 @@ where
             .iter()
             .zip(decided)
             .enumerate()
-            .filter(|(_, (_, decided))| *decided != Decision::Ask)
+            .filter(|(_, (_, decided))| !(may_ask && matches!(decided, Decision::Ask)))
             .map(|(index, (call, decided))| {
                 let run = self.run_one(&shared.context, &model, call, decided);
                 run.map(move |result| (index, result))

@@ -6,10 +6,10 @@
 //! `awaiting_approval` set (a valid result for every reader: "not run yet"), so
 //! nothing lives in memory between the pause and the decision.
 
-use super::approval::{Approval, Decision};
+use super::approval::{ApprovalPolicy, Decision};
 use super::stages::ToolCallEnv;
 use super::{DefaultToolPipeline, append_result};
-use crate::env::{Env, Extensions};
+use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
@@ -27,7 +27,7 @@ pub(super) const AWAITING: &str = "not run yet: this tool call waits for a perso
 /// The reason given to the model when a person denies a call without saying why.
 const DENIED: &str = "a person reviewing this call denied it";
 
-impl<A, T, P> DefaultToolPipeline<A, T, P>
+impl<A, T, P, Ap> DefaultToolPipeline<A, T, P, Ap>
 where
     A: Handler<Env>,
     T: ToolSet,
@@ -139,10 +139,15 @@ fn waiting(messages: &[Message]) -> Vec<String> {
         .collect()
 }
 
-/// The decision on `call`: a pause for a tool that runs on the client
-/// ([`ClientTools`] in `extensions`), the approval policy's otherwise.
-pub(super) fn decide(approval: &Approval, extensions: &Extensions, call: &ToolCall) -> Decision {
-    match extensions.get::<ClientTools>() {
+/// The decision on `call`: a pause for a tool that runs on the client (named by the
+/// env's [`ClientTools`]), the approval policy's otherwise.
+#[inline]
+pub(super) fn decide<Ap: ApprovalPolicy>(
+    approval: &Ap,
+    client: Option<&ClientTools>,
+    call: &ToolCall,
+) -> Decision {
+    match client {
         Some(client) if client.contains(&call.name) => Decision::Ask,
         _ => approval.decide(call),
     }
