@@ -189,6 +189,12 @@ impl<'a> Walk<'a> {
         let Some((kind, _)) = kind_of(target_item) else {
             return;
         };
+        // A `pub use` names every namespace of its path; rustdoc also lists a private
+        // module of the same name (`mod tool` beside the `tool` macro), which no user
+        // can reach.
+        if !is_public(self.index, id) {
+            return;
+        }
         if glob {
             self.module(target_item, path, open);
         } else if NAMED.contains(&kind) {

@@ -30,7 +30,7 @@ mod jsonl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod lease;
 mod lock;
-mod log;
+pub(crate) mod log;
 mod pending;
 #[cfg(feature = "postgres")]
 mod pg_conn;
@@ -51,7 +51,7 @@ pub use file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use lease::DbLease;
-pub use log::{SessionId, SessionLog, SessionPath, TurnSaved};
+pub use log::{SessionId, SessionPath, TurnSaved};
 pub use pending::ABANDONED_APPROVAL;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
