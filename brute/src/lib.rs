@@ -155,7 +155,6 @@ pub mod kind;
 pub mod message;
 pub mod middleware;
 pub mod model;
-pub mod prelude;
 pub mod providers;
 mod scripted;
 pub mod session;
@@ -169,6 +168,9 @@ mod tool;
 pub mod tools;
 mod trace;
 mod usage;
+// Last: rustc names an item in its messages by the first public path it finds, and the
+// item's own module comes before the prelude's re-export of it.
+pub mod prelude;
 
 #[doc(hidden)]
 pub mod __private;
