@@ -287,11 +287,14 @@ mod tests {
     use super::*;
 
     /// A crate `c` with `pub mod m { pub struct S { pub a: u8, b: u8 } }`, `pub use m::S;`,
-    /// a glob re-export of `m` into `g`, and `pub use serde;`.
+    /// a glob re-export of `m` into `g`, `pub use serde;`, and a re-export of a private
+    /// module `p` (as rustdoc lists `pub use crate::tool` beside a private `mod tool`).
     const DOC: &str = r#"{
         "root": 1,
         "index": {
-            "1": {"name": "c", "visibility": "public", "inner": {"module": {"items": [2, 5, 6, 7, 9]}}},
+            "1": {"name": "c", "visibility": "public", "inner": {"module": {"items": [2, 5, 6, 7, 9, 15]}}},
+            "14": {"name": "p", "visibility": "default", "inner": {"module": {"items": [9]}}},
+            "15": {"name": null, "visibility": "public", "inner": {"use": {"name": "p", "id": 14, "is_glob": false}}},
             "2": {"name": "m", "visibility": "public", "inner": {"module": {"items": [3]}}},
             "3": {"name": "S", "visibility": "public", "inner": {"struct": {
                 "kind": {"plain": {"fields": [10, 11]}}, "impls": [12]}}},
