@@ -13,10 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use brute::{
-    Completion, Env, Error, Event, Handler, Message, Model, ToolCall,
-    middleware::{SessionFile, SessionLog},
-    model::Terminal,
-    pipeline,
+    Completion, Env, Error, Event, Handler, Message, Model, ToolCall, middleware::SessionLog,
+    model::Terminal, pipeline, session::SessionFile,
 };
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group};
 

@@ -4,11 +4,11 @@
 //! like any built-in rule:
 //!
 //! ```text
-//! #[middleware(inside = Loop, requires_inner = ToolPipeline, unique)]
+//! #[middleware(inside = Loops, requires_inner = ToolPipeline, unique)]
 //! ```
 //!
 //! Put `use ToolBudget { .. };` above `use Loop::ToolResult;` and the build fails at
-//! that line: "`ToolBudget` must sit inside a layer that provides `Loop`, ... Move
+//! that line: "`ToolBudget` must sit inside a layer that provides `Loops`, ... Move
 //! `use ToolBudget` below such a layer."
 //!
 //! ```text
@@ -20,7 +20,7 @@ mod common;
 
 use std::path::Path;
 
-use brute::kind::{Loop as LoopKind, ToolPipeline};
+use brute::kind::{Loops, ToolPipeline};
 use brute::providers::{AnyModel, ScriptedModel};
 use brute::tools::{DefaultToolPipeline, Tools};
 use brute::{
@@ -32,7 +32,7 @@ use serde_json::json;
 /// Ends the turn once the model has made `max_calls` tool calls in it. The calls of
 /// the pass that reaches the budget still run; no further model call is made.
 #[derive(Middleware)]
-#[middleware(inside = LoopKind, requires_inner = ToolPipeline, unique)]
+#[middleware(inside = Loops, requires_inner = ToolPipeline, unique)]
 pub struct ToolBudget<A> {
     app: A,
     /// Tool calls allowed per turn (default 5).

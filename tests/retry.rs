@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use brute::{
     Completion, Env, Error, Event, EventKind, Message, Model, ModelError, StopReason, brute_agent,
-    middleware::{Loop, MaxIterations, Retry, SessionFile, SessionLog},
+    middleware::{Loop, MaxIterations, Retry, SessionLog},
+    session::SessionFile,
 };
 use scripted_tools::{RunTools, echo_calls};
 use tokio::time::Instant;

@@ -20,7 +20,8 @@ use brute::session::{Problem, check_history};
 use brute::tools::{DefaultToolPipeline, ToolError};
 use brute::{
     Env, Error, EventKind, Message, Model, Role, brute_agent,
-    middleware::{Loop, MaxIterations, SessionError, SessionLog, SystemPrompt},
+    middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
+    session::SessionError,
 };
 use scripted_tools::echo_calls;
 use session_support::{AnyStore, kill_after_acks, postgres_database, sqlite_path, temp_dir};

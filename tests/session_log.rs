@@ -13,11 +13,9 @@ use std::time::Duration;
 
 use brute::{
     Env, Error, EventKind, Handler, Message, Model, Role, StopReason, brute_agent,
-    middleware::{
-        INTERRUPTED_TOOL_CALL, Loop, MaxIterations, SessionError, SessionFile, SessionLog,
-        SystemPrompt,
-    },
+    middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
     providers::ScriptedModel,
+    session::{INTERRUPTED_TOOL_CALL, SessionError, SessionFile},
 };
 use kill_support::{KillOnDrop, kill_after_acks};
 use scripted_tools::{RunTools, assert_no_dangling_call, echo_calls};
@@ -177,7 +175,7 @@ async fn one_shared_agent_runs_many_sessions_concurrently() {
             for prompt in [format!("My name is {name}."), "What's my name?".to_string()] {
                 let mut env = agent.env();
                 env.extensions
-                    .insert(brute::middleware::SessionPath(path.clone()));
+                    .insert(brute::session::SessionPath(path.clone()));
                 env.messages.push(Message::user(prompt));
                 let outcome = agent.turn(env).await.unwrap();
                 if outcome.env.messages.len() > 3 {

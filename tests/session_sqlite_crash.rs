@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use brute::session::{SessionStore, SqliteStore};
 use brute::{
-    Env, Error, Message, Model, brute_agent,
-    middleware::{SessionError, SessionLog},
+    Env, Error, Message, Model, brute_agent, middleware::SessionLog, session::SessionError,
 };
 use kill_support::spawn_until;
 

@@ -17,8 +17,9 @@ use brute::session::{
 };
 use brute::{
     Env, Message, Role, ToolCall, brute_agent,
-    middleware::{INTERRUPTED_TOOL_CALL, SessionError, SessionLog, SystemPrompt},
+    middleware::{SessionLog, SystemPrompt},
     providers::ScriptedModel,
+    session::{INTERRUPTED_TOOL_CALL, SessionError},
 };
 use scripted_tools::{assert_no_dangling_call, echo_calls};
 use session_support::{postgres_database, sqlite_path, temp_dir};
@@ -458,7 +459,7 @@ async fn session_log_runs_on_every_store() {
     session_log_on(jsonl.clone().into(), |id| blocking_load(&jsonl, id)).await;
     // The file store's files are today's format: `SessionFile` reads them.
     assert_eq!(
-        brute::middleware::SessionFile::read(dir.path().join("jsonl/Ada.jsonl"))
+        brute::session::SessionFile::read(dir.path().join("jsonl/Ada.jsonl"))
             .unwrap()
             .len(),
         4
@@ -499,7 +500,7 @@ async fn a_session_id_with_the_default_store_names_a_file_beside_the_path() {
     env.messages.push(Message::user("hello"));
     agent.turn(env).await.unwrap();
     assert_eq!(
-        brute::middleware::SessionFile::read(dir.path().join("carol.jsonl")).unwrap(),
+        brute::session::SessionFile::read(dir.path().join("carol.jsonl")).unwrap(),
         [Message::user("hello"), Message::assistant("hi")]
     );
     assert!(!dir.path().join("default.jsonl").exists());
@@ -664,7 +665,7 @@ async fn a_symlinked_session_keeps_its_link_through_a_rewrite() {
     std::fs::write(&target, "").unwrap();
     let link = dir.path().join("link.jsonl");
     std::os::unix::fs::symlink("real/target.jsonl", &link).unwrap();
-    let (mut file, _) = brute::middleware::SessionFile::open(&link).unwrap();
+    let (mut file, _) = brute::session::SessionFile::open(&link).unwrap();
     file.append(&[Message::user("one")]).unwrap();
     file.rewrite(&[Message::user("rewritten")]).unwrap();
     file.append(&[Message::assistant("two")]).unwrap();
@@ -677,7 +678,7 @@ async fn a_symlinked_session_keeps_its_link_through_a_rewrite() {
         "the rewrite replaced the link"
     );
     assert_eq!(
-        brute::middleware::SessionFile::read(&target).unwrap(),
+        brute::session::SessionFile::read(&target).unwrap(),
         [Message::user("rewritten"), Message::assistant("two")]
     );
     // Nothing else is left in either folder.
@@ -705,7 +706,7 @@ async fn a_leftover_temp_file_of_an_interrupted_rewrite_is_removed_on_open() {
     // What a crash between writing the temp file and renaming it leaves.
     let leftover = dir.path().join(".s.jsonl.tmp");
     std::fs::write(&leftover, "{\"role\":\"user\",\"content\":\"half").unwrap();
-    let (file, history) = brute::middleware::SessionFile::open(&path).unwrap();
+    let (file, history) = brute::session::SessionFile::open(&path).unwrap();
     drop(file);
     assert_eq!(history, [Message::user("kept")]);
     assert!(!leftover.exists());
@@ -741,7 +742,7 @@ async fn a_fifo_at_the_session_path_is_refused_without_hanging() {
         "{error}"
     );
     assert!(matches!(
-        brute::middleware::SessionFile::read(&path).unwrap_err(),
+        brute::session::SessionFile::read(&path).unwrap_err(),
         SessionError::NotAFile { .. }
     ));
 }

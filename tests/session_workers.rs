@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use brute::session::{INTERRUPTED_TOOL_CALL, SessionId, check_history};
 use brute::{
     Env, Error, EventKind, Message, Model, Role, ToolCall, brute_agent,
-    middleware::{Loop, MaxIterations, SessionError, SessionLog},
+    middleware::{Loop, MaxIterations, SessionLog},
+    session::SessionError,
 };
 use session_support::{AnyStore, KillOnDrop, postgres_database};
 

@@ -92,7 +92,7 @@ async fn settle(store: &AnyStore) {
     for _ in 0..1000 {
         match pg.open("s").await {
             Ok((lease, _)) => return pg.release(lease).await.unwrap(),
-            Err(brute::middleware::SessionError::Leased { .. }) => {
+            Err(brute::session::SessionError::Leased { .. }) => {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             Err(e) => panic!("{e}"),

@@ -67,7 +67,7 @@ async fn loop_while_takes_any_condition_and_stops_on_should_exit() {
     // A layer setting should_exit ends the loop at the next check, whatever the condition.
     let stop_at_three = brute::pipeline! {
         use Loop::While { condition: |_env| true };
-        run brute::handler::handler_fn(|env: &mut Env| {
+        run brute::stack::handler_fn(|env: &mut Env| {
             env.messages.push(Message::assistant("pass"));
             if env.iteration == 3 {
                 env.exit(ExitReason::Requested { by: "test".into(), reason: "enough".into() });

@@ -23,6 +23,10 @@
 # a markdown table of the medians.
 #
 # Usage: benches/build_cost/measure.sh [scratch-dir]      (RUNS=1 for one run each)
+#
+# BASELINE=/path/to/another/checkout adds a fourth crate, brute-baseline: the same
+# source on that checkout's brute with its default features, measured in the same run
+# (under the same load) as the others, e.g. the main branch before a change.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,6 +34,11 @@ WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/brute-build-cost.XXXXXX")}
 RUNS=${RUNS:-3}
 LAYERS=10
 CRATES=(brute-default brute-minimal tower)
+BASELINE=${BASELINE:-}
+if [ -n "$BASELINE" ]; then
+    BASELINE=$(cd "$BASELINE" && pwd)
+    CRATES+=(brute-baseline)
+fi
 unset CARGO_TARGET_DIR
 mkdir -p "$WORK"
 cd "$WORK"
@@ -57,6 +66,10 @@ scaffold brute-default "brute = { path = \"$REPO/brute\" }
 tokio = { version = \"1.48\", default-features = false, features = [\"rt\"] }"
 scaffold brute-minimal "brute = { path = \"$REPO/brute\", default-features = false }
 tokio = { version = \"1.48\", default-features = false, features = [\"rt\"] }"
+if [ -n "$BASELINE" ]; then
+    scaffold brute-baseline "brute = { path = \"$BASELINE/brute\" }
+tokio = { version = \"1.48\", default-features = false, features = [\"rt\"] }"
+fi
 scaffold tower "tower = { version = \"0.5.3\", default-features = false, features = [\"util\"] }
 tokio = { version = \"1.48\", default-features = false, features = [\"rt\"] }"
 
@@ -91,6 +104,7 @@ RS
     echo '}'
 } > brute-default/src/main.rs
 cp brute-default/src/main.rs brute-minimal/src/main.rs
+[ -z "$BASELINE" ] || cp brute-default/src/main.rs brute-baseline/src/main.rs
 
 {
     echo '//! A 10-layer pass-through tower stack.'
@@ -200,6 +214,17 @@ for kind in clean crate incremental; do
 done
 printf "| crates in the build (itself included) | %s | %s | %s | | |\n" \
     "${units[brute-default]}" "${units[brute-minimal]}" "${units[tower]}"
+if [ -n "$BASELINE" ]; then
+    echo
+    echo "| dev build, seconds (median of $RUNS) | brute-baseline ($BASELINE), default features | brute, default features | this / baseline |"
+    echo "|---|---|---|---|"
+    for kind in clean crate incremental; do
+        b=$(echo "${times[brute-baseline.$kind]}" | tr ' ' '\n' | grep . | median)
+        d=$(echo "${times[brute-default.$kind]}" | tr ' ' '\n' | grep . | median)
+        printf "| %s | %.2f | %.2f | %.2f |\n" "$kind" "$b" "$d" "$(echo "$d / $b" | bc -l)"
+    done
+    printf "| crates | %s | %s | |\n" "${units[brute-baseline]}" "${units[brute-default]}"
+fi
 echo
 for crate in "${CRATES[@]}"; do
     for kind in clean crate incremental; do echo "$crate $kind: ${times[$crate.$kind]}"; done

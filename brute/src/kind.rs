@@ -7,10 +7,10 @@
 //!
 //! | kind | rules for every layer that provides it |
 //! |---|---|
-//! | [`Loop`] | none (`Loop::ToolResult`'s own rule: a [`ToolPipeline`] inside it) |
-//! | [`SessionLog`] | outside every `Loop`; outside every `Compaction`; at most one |
-//! | [`Compaction`] | inside a `Loop`, so it runs before every model call |
-//! | [`ToolPipeline`] | inside a `Loop`, so the model sees and answers every tool result |
+//! | [`Loops`] | none (`Loop::ToolResult`'s own rule: a [`ToolPipeline`] inside it) |
+//! | [`SessionLog`] | outside every `Loops`; outside every `Compaction`; at most one |
+//! | [`Compaction`] | inside a `Loops` layer, so it runs before every model call |
+//! | [`ToolPipeline`] | inside a `Loops` layer, so the model sees and answers every tool result |
 //!
 //! Declare kinds of your own with [`kind!`](crate::kind!).
 
@@ -71,8 +71,11 @@ macro_rules! builtin_kind {
 }
 
 builtin_kind!(
-    /// A loop layer: re-runs the stack below it (`Loop::ToolResult`, `Loop::While`).
-    Loop,
+    /// Loop layers: re-run the stack below them (`Loop::ToolResult`, `Loop::While`).
+    ///
+    /// Named apart from the loop middleware [`Loop`](crate::middleware::Loop), so that
+    /// a file can import both plainly.
+    Loops,
     []
 );
 
@@ -80,7 +83,7 @@ builtin_kind!(
     /// The session log: loads history on the way in, persists it on the way out.
     SessionLog,
     [
-        Rule::of_kind::<Loop>(Check::Outside, "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loop` (rule of kind `SessionLog`). Move the session log above the loop."),
+        Rule::of_kind::<Loops>(Check::Outside, "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loops` (rule of kind `SessionLog`). Move the session log above the loop."),
         Rule::of_kind::<Compaction>(Check::Outside, "a session log must sit outside compaction, so compaction works on the loaded history and the log persists what survives, but a `use` above it provides `Compaction` (rule of kind `SessionLog`). Move the session log above it."),
         Rule::unique_kind("a stack may have only one session log, and a `use` above this one already provides `SessionLog` (rule of kind `SessionLog`). Remove one of them."),
     ]
@@ -89,11 +92,11 @@ builtin_kind!(
 builtin_kind!(
     /// Context compaction: shrinks the history before a model call.
     Compaction,
-    [Rule::of_kind::<Loop>(Check::Inside, "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loop` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.")]
+    [Rule::of_kind::<Loops>(Check::Inside, "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loops` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.")]
 );
 
 builtin_kind!(
     /// Tool execution: advertises tools and runs the model's tool calls.
     ToolPipeline,
-    [Rule::of_kind::<Loop>(Check::Inside, "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loop` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.")]
+    [Rule::of_kind::<Loops>(Check::Inside, "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loops` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.")]
 );

@@ -43,7 +43,7 @@
 //! ## Order encodes policy
 //!
 //! Middleware order is where behaviour lives, so it is **checked at compile time**.
-//! Each middleware declares where it may sit (`#[middleware(inside = Loop)]`, ...) and
+//! Each middleware declares where it may sit (`#[middleware(inside = Loops)]`, ...) and
 //! `brute_agent!` checks every `use` line against the lines around it. A misplaced
 //! layer is a compile error at its `use` line naming the layer, the rule and the fix:
 //!
@@ -51,7 +51,7 @@
 //! # use brute::{Message, brute_agent, middleware::MaxIterations};
 //! let agent = brute_agent! {
 //!     use MaxIterations { max: 3 };   // error: `MaxIterations` must sit inside a
-//!                                     // layer that provides `Loop` ...
+//!                                     // layer that provides `Loops` ...
 //!     run |_env| async { Ok(Message::assistant("hi")) };
 //! };
 //! ```
@@ -137,25 +137,24 @@ one string: [`providers::from_spec`]),
     allow(rustdoc::broken_intra_doc_links)
 )]
 
-pub mod agent;
+mod agent;
 pub mod compaction;
 pub mod env;
-pub mod error;
-pub mod event;
+mod error;
+mod event;
 #[cfg(all(feature = "tools", feature = "openai", feature = "anthropic"))]
 #[cfg_attr(
     docsrs,
     doc(cfg(all(feature = "tools", feature = "openai", feature = "anthropic")))
 )]
 pub mod guides;
-pub mod handler;
+mod handler;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 pub mod kind;
 pub mod message;
 pub mod middleware;
 pub mod model;
-pub mod prelude;
 pub mod providers;
 mod scripted;
 pub mod session;
@@ -169,13 +168,16 @@ mod tool;
 pub mod tools;
 mod trace;
 mod usage;
+// Last: rustc names an item in its messages by the first public path it finds, and the
+// item's own module comes before the prelude's re-export of it.
+pub mod prelude;
 
 #[doc(hidden)]
 pub mod __private;
 
 pub use agent::{Agent, BoxAgent, Outcome};
-pub use env::{Env, Transcript};
-pub use error::{Error, ModelError};
+pub use env::Env;
+pub use error::{BoxError, Error, ModelError};
 pub use event::{Event, EventKind};
 pub use handler::Handler;
 pub use message::{Message, Role, ToolCall};
@@ -305,7 +307,7 @@ pub use brute_macros::tool;
 ///
 /// /// Refuses turns once `budget` model calls were made.
 /// #[derive(Middleware)]
-/// #[middleware(provides = Permissions, inside = brute::kind::Loop, unique)]
+/// #[middleware(provides = Permissions, inside = brute::kind::Loops, unique)]
 /// pub struct Budget<A> {
 ///     app: A,
 ///     /// Model calls allowed per turn.
@@ -350,7 +352,7 @@ pub use brute_macros::Middleware;
 /// mistake is one error at its line. A turn that returns without ever reaching the
 /// model (a middleware that never called its inner app, and answered nothing) fails
 /// with an error naming the layers, rather than ending `Unfinished`.
-/// [`agent::Stack`] builds the same stack without the macro.
+/// [`stack::Stack`] builds the same stack without the macro.
 ///
 /// To store agents in structs, the same block can declare a named type: write
 /// `pub type Name<..>;` first, generic arguments of middleware in the paths, and the
@@ -385,7 +387,7 @@ macro_rules! brute_agent {
 
 /// Builds a bare stack with the `brute_agent!` grammar, for sub-pipelines over env types
 /// of their own (a tool pipeline, a compactor). `run` takes any [`Handler`]; a closure
-/// literal becomes [`handler_fn`](handler::handler_fn).
+/// literal becomes [`handler_fn`](stack::handler_fn).
 ///
 /// ```
 /// use brute::{Env, Handler, Message, middleware::Loop, pipeline};

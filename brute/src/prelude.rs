@@ -1,5 +1,11 @@
-//! What an agent file needs: the macros, the core types and the built-in layers a
-//! `brute_agent!` block names.
+//! What an agent file needs, at most 20 names: the macros, the env and message a
+//! stack works on, the model trait, and the built-in layers a `brute_agent!` block
+//! names.
+//!
+//! Names that a user's own code is likely to have (`Event`, `Role`, `Prompt`, `Tool`,
+//! `Trigger`, `Error`, ..) stay out: reach them at their one path (`brute::Event`,
+//! `brute::tools::Tool`, ..), so that `use brute::prelude::*;` never shadows a type
+//! of yours.
 //!
 //! ```
 //! use brute::prelude::*;
@@ -15,16 +21,12 @@
 //! # Ok::<(), brute::Error>(()) }).unwrap();
 //! ```
 
-pub use crate::compaction::{DefaultCompactionPipeline, Trigger};
-pub use crate::middleware::{
-    LimitMode, Loop, MaxIterations, Prompt, Retry, SessionLog, SystemPrompt,
-};
+pub use crate::compaction::DefaultCompactionPipeline;
+pub use crate::middleware::SessionLog;
+pub use crate::middleware::{Loop, MaxIterations, SystemPrompt};
 pub use crate::providers::ScriptedModel;
 #[cfg(feature = "tools")]
 pub use crate::tool;
 #[cfg(feature = "tools")]
-pub use crate::tools::{DefaultToolPipeline, Tool, Tools};
-pub use crate::{
-    Agent, Completion, Env, Error, Event, EventKind, Handler, Message, Middleware, Model, Outcome,
-    Role, StopReason, ToolCall, brute_agent, pipeline,
-};
+pub use crate::tools::{DefaultToolPipeline, ToolContext, ToolError, Tools};
+pub use crate::{Agent, Env, Handler, Message, Middleware, Model, ToolCall, brute_agent};

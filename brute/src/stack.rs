@@ -15,7 +15,7 @@
 //! with its own placement rule:
 //!
 //! ```
-//! use brute::kind::Loop;
+//! use brute::kind::Loops;
 //! use brute::stack::{Layer, Middleware, NoApp, Placement};
 //! use brute::{Env, Error, Handler, Message, brute_agent, middleware::Loop as LoopLayer};
 //!
@@ -48,7 +48,7 @@
 //! /// What `use CountPasses { .. }` finds.
 //! impl Middleware for CountPasses<NoApp> {
 //!     type Options = CountPassesLayer;
-//!     const PLACEMENT: Placement = Placement::new("CountPasses", module_path!()).inside::<Loop>();
+//!     const PLACEMENT: Placement = Placement::new("CountPasses", module_path!()).inside::<Loops>();
 //!     fn options() -> CountPassesLayer {
 //!         CountPassesLayer { key: "passes".into() }
 //!     }
@@ -80,12 +80,15 @@
 //! layer requires a kind further in and a layer providing it sits further out where
 //! its own rules forbid it, only the misplaced layer is reported.
 //!
-//! [`Stack`](crate::agent::Stack) builds the same stack without the macro, for code
-//! that composes stacks generically.
+//! [`Stack`] builds the same stack without the macro, for code that composes stacks
+//! generically; [`handler_fn`] makes a closure a [`Handler`](crate::Handler), for the
+//! terminal of a bare [`pipeline!`](crate::pipeline!).
 
 pub(crate) mod placement;
 mod probe;
 
+pub use crate::agent::{BoxStack, Build, Stack};
+pub use crate::handler::{HandlerFn, handler_fn};
 pub use placement::Placement;
 #[doc(hidden)]
 pub use placement::{Check, KindInfo, Message, Rule, placement_error};

@@ -4,6 +4,8 @@
 //! - `cargo xtask test [ARGS..]`: the README's test command. Installs what the test
 //!   suite needs, then runs `cargo test --workspace [ARGS..]` and prints how long it took.
 //! - `cargo xtask setup`: only the installation (then run single tests with `cargo test`).
+//! - `cargo xtask public-items [--list]`: brute's public items, counted per module from
+//!   rustdoc's JSON (`--list` prints every path); see `public_items.rs`.
 //!
 //! The installation is idempotent (each step checks first and does nothing when its
 //! tool is there) and puts what it can into folders of the repository, which git
@@ -18,6 +20,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+
+mod json;
+mod public_items;
 
 /// The npm package of the MCP tests and of `examples/mcp_tools.rs`, pinned.
 const MCP_SERVER: &str = "@modelcontextprotocol/server-everything@2026.8.31";
@@ -36,6 +41,8 @@ enum Task {
     Setup,
     /// Install, then `cargo test --workspace` with these extra arguments.
     Test(Vec<String>),
+    /// Count brute's public items; list every path when `list` is set.
+    PublicItems { list: bool },
     /// Print the usage.
     Help,
 }
@@ -53,6 +60,8 @@ enum XtaskError {
     NotRoot { packages: Vec<&'static str> },
     /// A step ran but what it should have installed is still not there.
     StillMissing { what: String },
+    /// rustdoc's JSON could not be read.
+    Rustdoc(String),
 }
 
 impl fmt::Display for XtaskError {
@@ -71,12 +80,14 @@ impl fmt::Display for XtaskError {
             XtaskError::StillMissing { what } => {
                 write!(f, "{what} is still missing after installing it")
             }
+            XtaskError::Rustdoc(what) => write!(f, "{what}"),
         }
     }
 }
 
 const USAGE: &str = "usage: cargo xtask test [ARGS..]   install what the tests need, then `cargo test --workspace ARGS..`
-       cargo xtask setup            only install what the tests need";
+       cargo xtask setup            only install what the tests need
+       cargo xtask public-items [--list]  count brute's public items per module (rustdoc JSON)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -86,6 +97,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Task::Setup => setup().map(|()| ExitCode::SUCCESS),
+        Task::PublicItems { list } => public_items(list).map(|()| ExitCode::SUCCESS),
         Task::Test(extra) => {
             setup()?;
             test(&extra)
@@ -104,6 +116,8 @@ fn parse(args: &[String]) -> Result<Task, XtaskError> {
         Some((task, rest)) => match task.as_str() {
             "test" => Ok(Task::Test(rest.to_vec())),
             "setup" if rest.is_empty() => Ok(Task::Setup),
+            "public-items" if rest.is_empty() => Ok(Task::PublicItems { list: false }),
+            "public-items" if rest == ["--list"] => Ok(Task::PublicItems { list: true }),
             "help" | "--help" | "-h" => Ok(Task::Help),
             _ => Err(XtaskError::Usage(args.join(" "))),
         },
@@ -204,6 +218,26 @@ fn setup() -> Result<(), XtaskError> {
         });
     }
     println!("{AGUI_CLIENT}");
+    Ok(())
+}
+
+/// Documents brute as rustdoc JSON (every feature on, as docs.rs) and prints its
+/// public items per module.
+fn public_items(list: bool) -> Result<(), XtaskError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let root = root();
+    // The JSON output is unstable rustdoc; the pinned stable toolchain accepts it with
+    // RUSTC_BOOTSTRAP, for this one command.
+    run(Command::new(&cargo)
+        .current_dir(&root)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["rustdoc", "--quiet", "-p", "brute", "--all-features", "--"])
+        .args(["-Z", "unstable-options", "--output-format", "json"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let surface =
+        public_items::read(&target.join("doc/brute.json")).map_err(XtaskError::Rustdoc)?;
+    print!("{}", surface.report(list));
     Ok(())
 }
 

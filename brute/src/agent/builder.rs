@@ -16,7 +16,7 @@ const MAX_LAYERS: usize = 32;
 /// A stack under construction: layers added outermost first, then a terminal.
 ///
 /// ```
-/// use brute::agent::Stack;
+/// use brute::stack::Stack;
 /// use brute::middleware::{Loop, MaxIterations, SystemPrompt};
 /// use brute::stack::Middleware;
 /// use brute::{Message, providers::ScriptedModel};

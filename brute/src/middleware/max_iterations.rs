@@ -56,7 +56,7 @@ pub enum LimitMode {
 /// # Ok::<(), brute::Error>(()) }).unwrap();
 /// ```
 #[derive(crate::Middleware, Debug, Clone)]
-#[middleware(crate = crate, inside = crate::kind::Loop)]
+#[middleware(crate = crate, inside = crate::kind::Loops)]
 pub struct MaxIterations<A> {
     app: A,
     /// The most passes a turn may make.

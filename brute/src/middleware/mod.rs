@@ -1,13 +1,13 @@
-//! The built-in turn middleware.
+//! The built-in turn middleware. Each is reached at this one path; what belongs to a
+//! layer's own concern (the session's files, errors and stores) stays in its module
+//! ([`session`](crate::session)).
 
 mod max_iterations;
 mod retry;
 mod system_prompt;
 mod turn_loop;
 
-pub use crate::session::{
-    INTERRUPTED_TOOL_CALL, SessionError, SessionFile, SessionLog, SessionPath,
-};
+pub use crate::session::log::SessionLog;
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};

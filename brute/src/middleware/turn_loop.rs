@@ -44,7 +44,7 @@ pub mod Loop {
     #[middleware(
         crate = crate,
         name = "Loop::ToolResult",
-        provides = crate::kind::Loop,
+        provides = crate::kind::Loops,
         requires_inner = crate::kind::ToolPipeline
     )]
     pub struct ToolResult<A> {
@@ -76,7 +76,7 @@ pub mod Loop {
     /// # Ok::<(), brute::Error>(()) }).unwrap();
     /// ```
     #[derive(crate::Middleware, Debug, Clone)]
-    #[middleware(crate = crate, name = "Loop::While", provides = crate::kind::Loop)]
+    #[middleware(crate = crate, name = "Loop::While", provides = crate::kind::Loops)]
     pub struct WhileLoop<A, C> {
         app: A,
         /// Checked after each pass; the loop goes on while it returns `true`.

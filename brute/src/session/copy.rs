@@ -25,7 +25,7 @@ use super::store::SessionStore;
 /// assert_eq!(copy_sessions(&old, &new).await?, 1);
 /// assert_eq!(new.load("alice").await?.len(), 2);
 /// # std::fs::remove_dir_all(&base).ok();
-/// # Ok::<(), brute::middleware::SessionError>(()) }).unwrap();
+/// # Ok::<(), brute::session::SessionError>(()) }).unwrap();
 /// ```
 pub async fn copy_sessions<F: SessionStore, T: SessionStore>(
     from: &F,

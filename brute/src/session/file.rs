@@ -17,7 +17,7 @@ use crate::message::{Message, Role};
 /// sessions.
 ///
 /// ```
-/// use brute::{Message, middleware::SessionFile};
+/// use brute::{Message, session::SessionFile};
 ///
 /// let dir = std::env::temp_dir().join(format!("brute-doc-{}", std::process::id()));
 /// let path = dir.join("chat.jsonl");
@@ -27,7 +27,7 @@ use crate::message::{Message, Role};
 /// drop(file); // releases the lock
 /// assert_eq!(SessionFile::read(&path)?.len(), 2);
 /// # std::fs::remove_dir_all(&dir).ok();
-/// # Ok::<(), brute::middleware::SessionError>(())
+/// # Ok::<(), brute::session::SessionError>(())
 /// ```
 #[derive(Debug)]
 pub struct SessionFile {

@@ -37,7 +37,7 @@ use crate::message::Message;
 /// assert_eq!(store.list().await?, ["alice"]);
 /// assert!(dir.join("alice.jsonl").exists());
 /// # std::fs::remove_dir_all(&dir).ok();
-/// # Ok::<(), brute::middleware::SessionError>(()) }).unwrap();
+/// # Ok::<(), brute::session::SessionError>(()) }).unwrap();
 /// ```
 #[derive(Clone, Debug)]
 pub struct JsonlStore {

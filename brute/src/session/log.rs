@@ -160,7 +160,7 @@ pub struct SessionLog<A> {
 /// sessions at once.
 ///
 /// ```
-/// use brute::{Message, brute_agent, middleware::{SessionLog, SessionPath}};
+/// use brute::{Message, brute_agent, middleware::SessionLog, session::SessionPath};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// # let dir = std::env::temp_dir().join(format!("brute-doc-sp-{}", std::process::id()));

@@ -30,7 +30,7 @@ mod jsonl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod lease;
 mod lock;
-mod log;
+pub(crate) mod log;
 mod pending;
 #[cfg(feature = "postgres")]
 mod pg_conn;
@@ -53,7 +53,7 @@ pub use file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use lease::DbLease;
-pub use log::{SessionId, SessionLog, SessionPath, TurnSaved};
+pub use log::{SessionId, SessionPath, TurnSaved};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]

@@ -61,7 +61,7 @@ const MAX_BATCH: usize = 1024;
 /// store.release(lease).await?;
 /// assert_eq!(store.load("alice").await?, [Message::user("hi")]);
 /// # std::fs::remove_dir_all(&dir).ok();
-/// # Ok::<(), brute::middleware::SessionError>(()) }).unwrap();
+/// # Ok::<(), brute::session::SessionError>(()) }).unwrap();
 /// ```
 #[derive(Clone, Debug)]
 pub struct SqliteStore {

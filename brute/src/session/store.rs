@@ -153,7 +153,7 @@ impl fmt::Debug for Store {
 /// store.release(lease).await?;
 /// assert_eq!(store.list().await?, ["alice"]);
 /// # std::fs::remove_dir_all(&dir).ok();
-/// # Ok::<(), brute::middleware::SessionError>(()) }).unwrap();
+/// # Ok::<(), brute::session::SessionError>(()) }).unwrap();
 /// ```
 #[derive(Clone)]
 pub struct BoxStore(Arc<dyn DynStore>);

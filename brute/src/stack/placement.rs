@@ -33,11 +33,11 @@ pub struct KindInfo {
 /// [kind](mod@crate::kind), built in or declared with [`kind!`](crate::kind!):
 ///
 /// ```
-/// use brute::kind::{Loop, ToolPipeline};
+/// use brute::kind::{Loops, ToolPipeline};
 /// use brute::stack::Placement;
 ///
 /// const BUDGET: Placement = Placement::new("ToolBudget", module_path!())
-///     .inside::<Loop>()
+///     .inside::<Loops>()
 ///     .requires_inner::<ToolPipeline>()
 ///     .unique();
 /// # let _ = BUDGET;

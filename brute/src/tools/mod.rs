@@ -80,14 +80,16 @@ mod truncate;
 mod undo;
 
 pub use builtin::{
-    AllTools, Answers, Delegate, DelegateArgs, FsSearch, FsSearchArgs, Patch, PatchArgs, Question,
-    QuestionHandler, QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools,
-    Remove, RemoveArgs, SharedModel, Shell, ShellArgs, TodoCall, TodoItem, TodoReadArgs,
-    TodoStatus, TodoWriteArgs, Todos, Tools, Undo, UndoArgs, Write, WriteArgs,
+    AllTools, Answers, Delegate, DelegateArgs, Patch, PatchArgs, Question, QuestionHandler,
+    QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools, Remove, RemoveArgs,
+    SharedModel, Shell, ShellArgs, TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs,
+    Todos, Tools, Undo, UndoArgs, Write, WriteArgs,
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
 pub use client::ClientTools;
+#[cfg(feature = "search")]
+pub use builtin::{FsSearch, FsSearchArgs};
 pub use context::ToolContext;
 pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
 pub use network::NetworkPolicy;

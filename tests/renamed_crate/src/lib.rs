@@ -11,7 +11,7 @@ renamed_brute::kind! {
 }
 
 #[derive(Middleware)]
-#[middleware(crate = renamed_brute, inside = renamed_brute::kind::Loop, provides = Weighing)]
+#[middleware(crate = renamed_brute, inside = renamed_brute::kind::Loops, provides = Weighing)]
 struct Guarded<A> {
     app: A,
     #[middleware(default = 1)]

@@ -5,6 +5,7 @@ mod delegate;
 mod fetch;
 mod fs;
 mod question;
+#[cfg(feature = "search")]
 mod search;
 mod shell;
 mod todo;
@@ -16,6 +17,7 @@ pub use fs::{
     Patch, PatchArgs, Read, ReadArgs, Remove, RemoveArgs, Undo, UndoArgs, Write, WriteArgs,
 };
 pub use question::{Answers, Question, QuestionHandler, QuestionItem, QuestionOption, Questions};
+#[cfg(feature = "search")]
 pub use search::{FsSearch, FsSearchArgs};
 pub use shell::{Shell, ShellArgs};
 pub use todo::{TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todos};
@@ -37,44 +39,50 @@ pub use todo::{TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todo
 #[derive(Clone, Copy, Debug)]
 pub struct Tools;
 
-/// The type of [`Tools::ALL`].
-#[cfg(feature = "fetch")]
+/// The type of [`Tools::ALL`]. The tools of a feature that is off are an empty set in
+/// their place, so the type has one shape under every feature set.
 pub type AllTools = (
     Read,
     Write,
     Patch,
     Remove,
-    FsSearch,
+    SearchTools,
     Undo,
     Shell,
-    Fetch,
-    Todos,
-    Question,
-    Delegate,
-);
-
-/// The type of [`Tools::ALL`] (without `fetch`: the `fetch` feature is off).
-#[cfg(not(feature = "fetch"))]
-pub type AllTools = (
-    Read,
-    Write,
-    Patch,
-    Remove,
-    FsSearch,
-    Undo,
-    Shell,
+    FetchTools,
     Todos,
     Question,
     Delegate,
 );
 
 /// The type of [`Tools::READ_ONLY`].
-pub type ReadOnlyTools = (Read, FsSearch);
+pub type ReadOnlyTools = (Read, SearchTools);
+
+/// `fs_search` with the `search` feature, nothing without it.
+#[cfg(feature = "search")]
+type SearchTools = (FsSearch,);
+#[cfg(not(feature = "search"))]
+type SearchTools = ();
+#[cfg(feature = "search")]
+const SEARCH: SearchTools = (FsSearch,);
+#[cfg(not(feature = "search"))]
+const SEARCH: SearchTools = ();
+
+/// `fetch` with the `fetch` feature, nothing without it.
+#[cfg(feature = "fetch")]
+type FetchTools = (Fetch,);
+#[cfg(not(feature = "fetch"))]
+type FetchTools = ();
+#[cfg(feature = "fetch")]
+const FETCH: FetchTools = (Fetch,);
+#[cfg(not(feature = "fetch"))]
+const FETCH: FetchTools = ();
 
 impl Tools {
-    /// Every built-in tool: `read`, `write`, `patch`, `remove`, `fs_search`, `undo`,
-    /// `shell`, `fetch` (with the `fetch` feature), `todo_read` and `todo_write`
-    /// ([`Todos`]), `question` (without a handler) and `delegate` (without a model).
+    /// Every built-in tool: `read`, `write`, `patch`, `remove`, `fs_search` (with the
+    /// `search` feature), `undo`, `shell`, `fetch` (with the `fetch` feature),
+    /// `todo_read` and `todo_write` ([`Todos`]), `question` (without a handler) and
+    /// `delegate` (without a model).
     /// Each use of the constant is a new set, with its own empty todo list.
     #[allow(clippy::declare_interior_mutable_const)]
     pub const ALL: AllTools = Tools::all_with(Question::NONE, Delegate::NONE);
@@ -94,18 +102,17 @@ impl Tools {
             Write,
             Patch,
             Remove,
-            FsSearch,
+            SEARCH,
             Undo,
             Shell,
-            #[cfg(feature = "fetch")]
-            Fetch,
+            FETCH,
             Todos::new(),
             question,
             delegate,
         )
     }
 
-    /// The tools that change nothing: `read` and `fs_search` (what `delegate`'s
-    /// sub-agents get).
-    pub const READ_ONLY: ReadOnlyTools = (Read, FsSearch);
+    /// The tools that change nothing: `read` and `fs_search` (with the `search`
+    /// feature; what `delegate`'s sub-agents get).
+    pub const READ_ONLY: ReadOnlyTools = (Read, SEARCH);
 }

@@ -1,6 +1,6 @@
 // A middleware written by hand against the public contract, with its own placement
 // rule, misplaced: the same message as a derived middleware's (see user_rule_inside).
-use brute::kind::Loop;
+use brute::kind::Loops;
 use brute::stack::{Layer, Middleware, NoApp, Placement};
 use brute::{Env, Error, Handler, Message, brute_agent};
 
@@ -19,7 +19,7 @@ impl<A> Layer<A> for AuditLayer {
 
 impl Middleware for Audit<NoApp> {
     type Options = AuditLayer;
-    const PLACEMENT: Placement = Placement::new("Audit", module_path!()).inside::<Loop>();
+    const PLACEMENT: Placement = Placement::new("Audit", module_path!()).inside::<Loops>();
     fn options() -> AuditLayer {
         AuditLayer
     }

@@ -2,8 +2,8 @@
 // `__private`): its own options type with a builder method, its own placement rule,
 // used in `brute_agent!` and in `Stack`, its inner app reached with `Wraps`; and a
 // derived middleware with a `new` of its own.
-use brute::agent::Stack;
-use brute::kind::Loop;
+use brute::stack::Stack;
+use brute::kind::Loops;
 use brute::middleware::Loop as LoopLayer;
 use brute::stack::{Layer, Middleware, NoApp, Placement, Wraps};
 use brute::{Env, Error, Handler, Message, brute_agent, providers::ScriptedModel};
@@ -27,7 +27,7 @@ impl CountPassesLayer {
 }
 
 const PLACEMENT: Placement = Placement::new("CountPasses", module_path!())
-    .inside::<Loop>()
+    .inside::<Loops>()
     .unique();
 
 impl<A> Layer<A> for CountPassesLayer {

@@ -4,7 +4,7 @@
 use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop};
 
 #[derive(Middleware)]
-#[middleware(inside_of = brute::kind::Loop, uniqe)]
+#[middleware(inside_of = brute::kind::Loops, uniqe)]
 struct Layer<A> {
     app: A,
     #[middleware(defualt = 3)]

@@ -8,7 +8,7 @@ brute::kind! {
 }
 
 #[derive(Middleware)]
-#[middleware(provides = Auth, unique, outside = brute::kind::Loop)]
+#[middleware(provides = Auth, unique, outside = brute::kind::Loops)]
 struct Authenticate<A, C> {
     app: A,
     /// Who may talk to the agent: a generic option.
@@ -16,7 +16,7 @@ struct Authenticate<A, C> {
 }
 
 #[derive(Middleware)]
-#[middleware(inside = Auth, inside = brute::kind::Loop)]
+#[middleware(inside = Auth, inside = brute::kind::Loops)]
 struct Audit<A> {
     app: A,
 }
