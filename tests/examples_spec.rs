@@ -65,7 +65,9 @@ async fn a_streamed_spec_model_streams() {
 
 #[test]
 fn an_unknown_provider_is_refused_with_the_spec_named() {
-    let error = providers::from_spec("gemini:pro").unwrap_err().to_string();
-    assert!(error.contains("`gemini:pro`"), "{error}");
+    let error = providers::from_spec("mistral:large")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`mistral:large`"), "{error}");
     assert!(error.contains("openai:NAME"), "{error}");
 }

@@ -106,8 +106,8 @@ fn crash_child(spec: &str) {
                     if matches!(
                         e.downcast_ref(),
                         Some(
-                            brute::middleware::SessionError::Leased { .. }
-                                | brute::middleware::SessionError::Locked { .. }
+                            brute::session::SessionError::Leased { .. }
+                                | brute::session::SessionError::Locked { .. }
                         )
                     ) =>
                 {

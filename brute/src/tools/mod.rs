@@ -87,9 +87,9 @@ pub use builtin::{
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
-pub use client::ClientTools;
 #[cfg(feature = "search")]
 pub use builtin::{FsSearch, FsSearchArgs};
+pub use client::ClientTools;
 pub use context::ToolContext;
 pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
 pub use network::NetworkPolicy;

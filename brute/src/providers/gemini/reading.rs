@@ -159,12 +159,13 @@ impl Reading {
     }
 }
 
-/// An id for a call the model gave none: unique in the process and across runs.
+/// An id for a call the model gave none, random (each `RandomState` has keys of its
+/// own: a process's first is seeded by the OS, later ones of a thread are advanced
+/// from it), so no process-global counter is needed; the terminal still makes every
+/// id unique across the session.
 fn made_up_id() -> String {
     use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u64(0x6765_6d69_6e69);
     format!("{MADE_UP_CALL_ID}{:016x}", hasher.finish())
 }
