@@ -58,7 +58,8 @@ pub struct HandlerFn<F> {
 /// Makes a handler from a closure: `handler_fn(|env: &mut MyEnv| { ..; async { Ok(()) } })`.
 ///
 /// ```
-/// use brute::{Env, Handler, handler::handler_fn};
+/// use brute::stack::handler_fn;
+/// use brute::{Env, Handler};
 ///
 /// let handler = handler_fn(|env: &mut Env| {
 ///     env.iteration += 1;

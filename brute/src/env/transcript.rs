@@ -22,7 +22,8 @@ use crate::message::{Message, Role};
 ///
 /// ```
 /// use brute::env::Changes;
-/// use brute::{Message, Transcript};
+/// use brute::Message;
+/// use brute::env::Transcript;
 ///
 /// let mut transcript = Transcript::from(vec![Message::user("hi")]);
 /// let saved = transcript.mark();

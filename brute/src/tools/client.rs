@@ -50,7 +50,7 @@ use std::sync::Arc;
 /// assert_eq!(outcome.stop.awaiting_approval(), Some(&["c2".to_string()][..]));
 /// let result = |id| outcome.env.messages.iter().find(|m| m.tool_call_id.as_deref() == Some(id));
 /// assert_eq!(result("c1").map(|m| m.content.as_str()), Some("5"));
-/// assert!(result("c2").is_some_and(|m| m.awaiting_approval));
+/// assert!(result("c2").is_some_and(|m| m.awaiting_approval()));
 /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```
 #[derive(Clone, Debug, Default)]
