@@ -41,17 +41,13 @@ impl Started {
         if let Some(item) = self.first.take() {
             return Some(item);
         }
-        loop {
-            match self.rx.recv().await? {
-                Signal::Item(item) => return Some(item),
-                Signal::Failed(error) => {
-                    return Some(TurnItem::End {
-                        result: TurnResult::Failed {
-                            error: error.message,
-                        },
-                    });
-                }
-            }
+        match self.rx.recv().await? {
+            Signal::Item(item) => Some(item),
+            Signal::Failed(error) => Some(TurnItem::End {
+                result: TurnResult::Failed {
+                    error: error.message,
+                },
+            }),
         }
     }
 }
