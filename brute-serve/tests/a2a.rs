@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use brute::session::JsonlStore;
-use brute::tools::{Approval, DefaultToolPipeline, ToolContext, ToolError};
+use brute::tools::{Approval, DefaultToolPipeline};
 use brute::{
     Env, Event, Message, Role, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations, SessionLog},
@@ -21,25 +21,7 @@ use brute::{
 };
 use brute_serve::{A2aAgent, A2aState, Server};
 use serde_json::{Value, json};
-use support::{Running, TOKEN, events, post};
-
-/// Launches a rocket: appends a line to `launches.log` in the tool root.
-#[brute::tool]
-async fn launch(
-    /// Where to.
-    target: String,
-    cx: &ToolContext,
-) -> Result<String, ToolError> {
-    use std::io::Write;
-    let path = cx.sandbox().root().join("launches.log");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| ToolError::failed(format!("{}: {e}", path.display())))?;
-    writeln!(file, "{target}").map_err(|e| ToolError::failed(e.to_string()))?;
-    Ok(format!("launched to {target}"))
-}
+use support::{Launch, Running, TOKEN, events, launches, post};
 
 /// Asks to launch to the moon, then reports the result it got.
 fn launch_script(env: &Env) -> Message {
@@ -167,14 +149,6 @@ fn message(text: &str, extra: Value) -> Value {
         m.extend(extra.clone());
     }
     json!({ "message": message })
-}
-
-fn launches(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("launches.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use brute::session::JsonlStore;
-use brute::tools::{Approval, DefaultToolPipeline, ToolContext, ToolError};
+use brute::tools::{Approval, DefaultToolPipeline};
 use brute::{
     Env, Message, Role, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations, SessionLog},
@@ -23,27 +23,9 @@ use brute::{
 };
 use brute_serve::Server;
 use serde_json::{Value, json};
-use support::{TOKEN, events, post};
+use support::{Launch, TOKEN, events, launches, post};
 
 const CHILD: &str = "BRUTE_SERVE_TEST_APPROVAL_SERVER";
-
-/// Launches a rocket: appends a line to `launches.log` in the tool root.
-#[brute::tool]
-async fn launch(
-    /// Where to.
-    target: String,
-    cx: &ToolContext,
-) -> Result<String, ToolError> {
-    use std::io::Write;
-    let path = cx.sandbox().root().join("launches.log");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| ToolError::failed(format!("{}: {e}", path.display())))?;
-    writeln!(file, "{target}").map_err(|e| ToolError::failed(e.to_string()))?;
-    Ok(format!("launched to {target}"))
-}
 
 /// Asks to launch to the moon, then reports the result it got.
 fn script(env: &Env) -> Message {
@@ -69,14 +51,6 @@ fn server(dir: &Path) -> Server {
     Server::new(store)
         .agent("launcher", agent)
         .bearer_token(TOKEN)
-}
-
-fn launches(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("launches.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 /// Starts a turn and checks that it pauses; the id of the waiting call.

@@ -3,7 +3,9 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::net::SocketAddr;
+use std::path::Path;
 
+use brute::tools::{ToolContext, ToolError};
 use brute_serve::Server;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -96,4 +98,31 @@ pub fn events(body: &str) -> Vec<(String, Value)> {
         out.push((name, value));
     }
     out
+}
+
+/// Launches a rocket: appends a line to `launches.log` in the tool root.
+#[brute::tool]
+pub async fn launch(
+    /// Where to.
+    target: String,
+    cx: &ToolContext,
+) -> Result<String, ToolError> {
+    use std::io::Write;
+    let path = cx.sandbox().root().join("launches.log");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| ToolError::failed(format!("{}: {e}", path.display())))?;
+    writeln!(file, "{target}").map_err(|e| ToolError::failed(e.to_string()))?;
+    Ok(format!("launched to {target}"))
+}
+
+/// The targets `launch` was run with, in order, from `launches.log` in `dir`.
+pub fn launches(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("launches.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
