@@ -28,7 +28,8 @@ pub(crate) fn client_builder() -> reqwest::ClientBuilder {
 }
 
 /// The rustls configuration, or `None` when the platform verifier cannot be set up.
-fn tls_config() -> Option<rustls::ClientConfig> {
+/// Also the OTLP exporter's (`otlp`), whose blocking client has no `client_builder`.
+pub(crate) fn tls_config() -> Option<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

@@ -155,6 +155,9 @@ pub mod kind;
 pub mod message;
 pub mod middleware;
 pub mod model;
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub mod otlp;
 pub mod providers;
 mod scripted;
 pub mod session;

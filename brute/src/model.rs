@@ -4,7 +4,7 @@ use std::future::Future;
 
 use tracing::Span;
 
-use crate::trace::{in_span, traced};
+use crate::trace::{in_span, otel_int, traced};
 
 use crate::env::Env;
 use crate::error::Error;
@@ -32,7 +32,13 @@ macro_rules! model_pass {
             traced!($env.persist(), ref $span)?;
         }
         before_call($env);
-        let (message, usage) = traced!($reply, ref $span)?.into_parts();
+        let (message, usage) = match traced!($reply, ref $span) {
+            Ok(reply) => reply.into_parts(),
+            Err(error) => {
+                crate::trace::record_error(&$span, &error);
+                return Err(error);
+            }
+        };
         after_call($env, message, usage, &$span);
         if $env.persists() {
             traced!($env.persist(), ref $span)?;
@@ -228,6 +234,9 @@ fn call_span(model: &str, env: &Env) -> Span {
         brute.messages = env.messages.len(),
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     );
     if !span.is_disabled() {
         span.record("otel.name", format!("chat {model}"));
@@ -260,8 +269,9 @@ fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span
     if let Some(usage) = usage {
         env.record_call(env.messages.len() - 1, usage);
         if !span.is_disabled() {
-            span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-            span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            // As `i64`: OpenTelemetry's integers, which exporters send a `u64` as text.
+            span.record("gen_ai.usage.input_tokens", otel_int(usage.input_tokens));
+            span.record("gen_ai.usage.output_tokens", otel_int(usage.output_tokens));
         }
     }
     if env.captures_content()

@@ -40,3 +40,59 @@ pub(crate) fn in_span<R>(span: &tracing::Span, f: impl FnOnce() -> R) -> R {
         span.in_scope(f)
     }
 }
+
+/// A count as an OpenTelemetry integer (`i64`): `tracing-opentelemetry` exports a
+/// `u64` field as a string. Saturates at `i64::MAX`.
+#[inline]
+pub(crate) fn otel_int(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
+/// Marks `span` as failed with `error`, in the OpenTelemetry fields an exporter reads
+/// (`otel.status_code`, `otel.status_description`, `error.type`), which the span must
+/// declare (as `Empty`). Nothing is formatted when the span is disabled.
+pub(crate) fn record_error(span: &tracing::Span, error: &crate::Error) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("error.type", error_type(error));
+    span.record("otel.status_code", "ERROR");
+    span.record("otel.status_description", error.to_string());
+}
+
+/// Marks a tool call's span as failed: its result is an error. The result's text stays
+/// out: it may quote the tool's input, which is content.
+pub(crate) fn record_tool_error(span: &tracing::Span) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("error.type", "tool_error");
+    span.record("otel.status_code", "ERROR");
+}
+
+/// The class of a turn's error for `error.type`: low-cardinality, as the OpenTelemetry
+/// conventions ask (`_OTHER` for an error brute does not classify).
+fn error_type(error: &crate::Error) -> &'static str {
+    use crate::{Error, ModelError};
+    match error {
+        Error::Model(model) => match model {
+            ModelError::Authentication(_) => "authentication",
+            ModelError::RateLimited { .. } => "rate_limited",
+            ModelError::Server { .. } => "server_error",
+            ModelError::Unavailable { .. } => "unavailable",
+            ModelError::Timeout(_) => "timeout",
+            ModelError::Connection(_) => "connection",
+            ModelError::Malformed(_) => "malformed_response",
+            ModelError::ContextTooLong(_) => "context_too_long",
+            ModelError::Rejected(_) => "rejected",
+            ModelError::TooLarge { .. } => "response_too_large",
+            // A variant added later is `_OTHER` until it is named here.
+            #[allow(unreachable_patterns)]
+            _ => "_OTHER",
+        },
+        Error::Layer { .. } => "layer",
+        Error::Stopped(_) => "stopped",
+        #[allow(unreachable_patterns)]
+        _ => "_OTHER",
+    }
+}

@@ -173,10 +173,11 @@ impl<S: Handler<Env>> Agent<S> {
     async fn run(&self, env: &mut Env) -> Result<StopReason, Error> {
         let span = Self::begin(env);
         env.reset_terminal();
-        let result = traced!(self.stack.call(env), span).and_then(|()| self.reached(env));
+        let result = traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env));
         match result {
             Ok(()) => Ok(Self::finish(env)),
             Err(error) => {
+                crate::trace::record_error(&span, &error);
                 env.emit(Event::TurnEnd {
                     result: Err(&error),
                 });
@@ -194,6 +195,9 @@ impl<S: Handler<Env>> Agent<S> {
             otel.kind = "internal",
             gen_ai.operation.name = "invoke_agent",
             brute.messages = env.messages.len(),
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
         )
     }
 

@@ -309,10 +309,15 @@ where
         call: &ToolCall,
         decided: Decision,
     ) -> (String, bool) {
-        traced!(
+        let span = call_span(call);
+        let result = traced!(
             self.run_one_in_span(context, model, call, decided),
-            call_span(call)
-        )
+            ref span
+        );
+        if result.1 {
+            crate::trace::record_tool_error(&span);
+        }
+        result
     }
 
     /// [`run_one`](Self::run_one) for a call the policy allowed as it is: what a
@@ -323,10 +328,15 @@ where
         model: &Secrets,
         call: &ToolCall,
     ) -> (String, bool) {
-        traced!(
+        let span = call_span(call);
+        let result = traced!(
             self.run_allowed(context, model, Cow::Borrowed(call)),
-            call_span(call)
-        )
+            ref span
+        );
+        if result.1 {
+            crate::trace::record_tool_error(&span);
+        }
+        result
     }
 
     async fn run_one_in_span(
@@ -406,6 +416,8 @@ fn call_span(call: &ToolCall) -> tracing::Span {
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = %call.name,
         gen_ai.tool.call.id = %call.id,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     )
 }
 
