@@ -62,6 +62,7 @@ pub(crate) fn record_error(span: &tracing::Span, error: &crate::Error) {
 
 /// Marks a tool call's span as failed: its result is an error. The result's text stays
 /// out: it may quote the tool's input, which is content.
+#[cfg(feature = "tools")]
 pub(crate) fn record_tool_error(span: &tracing::Span) {
     if span.is_disabled() {
         return;
