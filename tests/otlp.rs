@@ -127,7 +127,8 @@ fn a_turn_is_exported_over_otlp_http_with_gen_ai_attributes_parents_and_status()
         .install()
         .unwrap();
 
-    // A turn with two tool calls, one of which fails, then an answer.
+    // A turn with two tool calls at once, one of which fails, then a single failing
+    // call (the pipeline runs one call on a path of its own), then an answer.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
     let script = ScriptedModel::per_turn([
@@ -141,6 +142,14 @@ fn a_turn_is_exported_over_otlp_http_with_gen_ai_attributes_parents_and_status()
                     serde_json::json!({"file_path": "missing.txt"}),
                 ),
             ],
+        ),
+        Message::tool_calls(
+            "",
+            vec![ToolCall::new(
+                "r3",
+                "read",
+                serde_json::json!({"file_path": "gone.txt"}),
+            )],
         ),
         Message::assistant("a secret answer"),
     ])
@@ -238,7 +247,7 @@ fn a_turn_is_exported_over_otlp_http_with_gen_ai_attributes_parents_and_status()
     // The model calls of the first turn: named `chat {model}`, clients, children of the
     // turn through the layers, with the model and the usage.
     let chats = named("chat test-model");
-    assert_eq!(chats.len(), 2);
+    assert_eq!(chats.len(), 3);
     for chat in &chats {
         assert_eq!(chat.trace_id, ok_turn.trace_id);
         assert_eq!(chat.kind, SpanKind::Client as i32);
@@ -269,9 +278,9 @@ fn a_turn_is_exported_over_otlp_http_with_gen_ai_attributes_parents_and_status()
     }
 
     // The tool calls: children of the pipeline's span, named by tool and call id; the
-    // failed one has the status `ERROR`.
+    // failed ones have the status `ERROR`.
     let tools = named("execute_tool");
-    assert_eq!(tools.len(), 2);
+    assert_eq!(tools.len(), 3);
     for tool in &tools {
         assert_eq!(tool.trace_id, ok_turn.trace_id);
         assert_eq!(
@@ -286,11 +295,18 @@ fn a_turn_is_exported_over_otlp_http_with_gen_ai_attributes_parents_and_status()
             assert_eq!(status(tool), (Code::Unset, ""));
             assert!(!attributes.contains_key("error.type"));
         } else {
-            assert_eq!(*id, &string("r2"));
+            assert!(*id == &string("r2") || *id == &string("r3"), "{id:?}");
             assert_eq!(status(tool).0, Code::Error);
             assert_eq!(attributes["error.type"], &string("tool_error"));
         }
     }
+
+    let mut ids: Vec<_> = tools
+        .iter()
+        .map(|tool| attributes(tool)["gen_ai.tool.call.id"].clone())
+        .collect();
+    ids.sort_by_key(|id| format!("{id:?}"));
+    assert_eq!(ids, [string("r1"), string("r2"), string("r3")]);
 
     // The failed turn: its model call and the turn itself have the status `ERROR` with
     // the error's message and class.
