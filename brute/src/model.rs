@@ -234,6 +234,7 @@ fn call_span(model: &str, env: &Env) -> Span {
         brute.messages = env.messages.len(),
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
+        gen_ai.usage.cost = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
         otel.status_description = tracing::field::Empty,

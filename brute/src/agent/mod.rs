@@ -195,6 +195,7 @@ impl<S: Handler<Env>> Agent<S> {
             otel.kind = "internal",
             gen_ai.operation.name = "invoke_agent",
             brute.messages = env.messages.len(),
+            gen_ai.usage.cost = tracing::field::Empty,
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
             otel.status_description = tracing::field::Empty,
