@@ -69,6 +69,7 @@ mod health;
 mod ids;
 mod live;
 mod models;
+mod openapi;
 mod remote;
 mod runner;
 mod server;

@@ -179,6 +179,7 @@ impl Server {
             .route("/", get(web::page))
             .route("/healthz", get(health::live))
             .route("/readyz", get(health::ready))
+            .route("/openapi.json", crate::openapi::handler())
             .merge(a2a.cards);
         let router = api
             .merge(open)
