@@ -187,8 +187,10 @@ pub(crate) enum WireRole {
 /// One message of a request.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct WireMessage {
-    /// Who said it.
-    role: WireRole,
+    /// Who said it (read as a [`WireRole`] by [`WireMessage::into_message`], so that
+    /// a wrong one is named by its place).
+    #[schema(value_type = WireRole)]
+    role: String,
     /// A string, or an array of `{"type": "text", "text"}` parts (joined).
     #[serde(default)]
     #[schema(value_type = Option<crate::openapi::ContentSchema>)]
@@ -225,7 +227,9 @@ impl WireMessage {
     /// The brute message; `index` names the message in errors.
     pub(crate) fn into_message(self, index: usize) -> Result<Message, ApiError> {
         let content = text(self.content, index)?;
-        let role = match self.role {
+        let role: WireRole = serde_json::from_value(Value::String(self.role))
+            .map_err(|e| ApiError::invalid(format!("messages[{index}].role: {e}")))?;
+        let role = match role {
             WireRole::System | WireRole::Developer => Role::System,
             WireRole::User => Role::User,
             WireRole::Assistant => Role::Assistant,

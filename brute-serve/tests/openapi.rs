@@ -158,7 +158,7 @@ async fn schemathesis_with_all_its_checks_finds_nothing() {
             "--checks",
             "all",
             "--max-examples",
-            "25",
+            "15",
             "--seed",
             &seed,
             "--generation-database",

@@ -256,6 +256,15 @@ pub(crate) async fn post_task(
 ) -> Response {
     let target = path.last().cloned().unwrap_or_default();
     let Some(id) = target.strip_suffix(":cancel") else {
+        // `tasks/{id}:frob` asks for a custom method this binding lacks; `tasks/{id}`
+        // (an id ends in its turn's number) is the task, which takes `GET` only.
+        let verb = target.rsplit_once(':').map(|(_, verb)| verb);
+        if verb.is_some_and(|v| !v.is_empty() && !v.bytes().all(|b| b.is_ascii_digit())) {
+            return reply(Err(A2aError::MethodNotFound(format!(
+                "`POST tasks/{}`: the REST binding here offers `tasks/{{id}}:cancel` only",
+                crate::session_id::shown(&target)
+            ))));
+        }
         return wrong_method(&target, "GET, HEAD");
     };
     let outcome = async {
