@@ -78,6 +78,37 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/openapi.json"),
 ];
 
+/// The paths of every `.route("..")` in the server's sources: what it mounts, read
+/// from the code, so that a route added without a description fails here.
+fn mounted_routes() -> Vec<String> {
+    let mut files = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let mut routes = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (at, _) in text.match_indices(".route(") {
+            let rest = text[at + ".route(".len()..].trim_start();
+            if let Some(quoted) = rest.strip_prefix('"')
+                && let Some(end) = quoted.find('"')
+            {
+                routes.push(quoted[..end].to_owned());
+            }
+        }
+    }
+    assert!(
+        routes.len() >= 20,
+        "read only {} routes from the sources: {routes:?}",
+        routes.len()
+    );
+    routes
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_description_is_public_openapi_3_1_and_names_every_route() {
     let (running, _dir) = start().await;
@@ -109,6 +140,18 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
         "the description names routes this test does not know: {:?}",
         paths.keys().collect::<Vec<_>>()
     );
+    for route in mounted_routes() {
+        // `{*id}` is axum's catch-all; one route serves `tasks/{id}` and
+        // `tasks/{id}:cancel`, which the description names apart.
+        let route = route.replace("{*", "{");
+        assert!(
+            paths.keys().any(|p| *p == route
+                || p.strip_prefix(route.as_str())
+                    .is_some_and(|rest| rest.starts_with(':'))),
+            "the server mounts `{route}` but the description lacks it: give its handler \
+             `#[utoipa::path]` and name it in `paths(..)` of brute-serve/src/openapi.rs"
+        );
+    }
     let error = &description["components"]["schemas"]["Error"];
     assert!(error["properties"]["error"].is_object(), "{error}");
 }
