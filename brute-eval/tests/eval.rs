@@ -82,17 +82,27 @@ async fn a_case_whose_run_fails_fails_with_its_error_and_the_others_still_run() 
     assert!(!failed.passed);
     assert_eq!(failed.error.as_deref(), Some("the model is down"));
     assert_eq!(
-        (report.summary.passed, report.summary.failed, report.summary.errors),
+        (
+            report.summary.passed,
+            report.summary.failed,
+            report.summary.errors
+        ),
         (2, 1, 1)
     );
-    assert!(report.table().contains("did not run: the model is down"), "{}", report.table());
+    assert!(
+        report.table().contains("did not run: the model is down"),
+        "{}",
+        report.table()
+    );
 }
 
 #[tokio::test]
 async fn an_agent_runs_each_case_as_a_turn_and_its_judge_error_fails_the_case() {
     // Every turn answers "Paris"; the judge answers prose, which is no verdict.
     let agent = brute_agent! { run ScriptedModel::per_turn([Message::assistant("Paris")]); };
-    let judge = Judge::new(ScriptedModel::from_fn(|_| Message::assistant("Fine by me.")));
+    let judge = Judge::new(ScriptedModel::from_fn(|_| {
+        Message::assistant("Fine by me.")
+    }));
     let dataset = Dataset::new(
         "capitals",
         [
@@ -113,7 +123,11 @@ async fn an_agent_runs_each_case_as_a_turn_and_its_judge_error_fails_the_case() 
     let judged = &fr.scores["judge"];
     assert!(!judged.passed);
     assert!(
-        judged.error.as_deref().unwrap().contains("gave no readable verdict"),
+        judged
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("gave no readable verdict"),
         "{judged:?}"
     );
     assert!(!report.case("it").unwrap().passed);
@@ -140,10 +154,7 @@ impl Scorer for Length {
 }
 
 async fn lengths(answers: &[(&str, &str)]) -> Report {
-    let dataset = Dataset::new(
-        "lengths",
-        answers.iter().map(|(id, _)| Case::new(*id, *id)),
-    );
+    let dataset = Dataset::new("lengths", answers.iter().map(|(id, _)| Case::new(*id, *id)));
     Eval::new(dataset)
         .progress(Progress::Off)
         .scorer(Length)
@@ -197,10 +208,18 @@ async fn comparing_lists_cases_that_now_fail_and_scores_that_dropped() {
 #[test]
 fn a_report_of_another_version_or_no_report_is_refused() {
     let error = Report::from_json("r.json", "{\"cases\": 3}").unwrap_err();
-    assert!(error.to_string().starts_with("r.json: not an eval report: "), "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("r.json: not an eval report: "),
+        "{error}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let error = Report::load(dir.path().join("absent.json")).unwrap_err();
-    assert!(error.to_string().starts_with("cannot read the report "), "{error}");
+    assert!(
+        error.to_string().starts_with("cannot read the report "),
+        "{error}"
+    );
 }
 
 #[tokio::test]

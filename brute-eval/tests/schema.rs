@@ -19,13 +19,20 @@ fn a_keyword_it_does_not_check_is_refused_when_the_schema_is_made() {
             keyword: "uniqueItems".into()
         }
     );
-    assert!(error.to_string().starts_with(
-        "schema #/properties/tags: the keyword `uniqueItems` is not supported"
-    ));
+    assert!(
+        error
+            .to_string()
+            .starts_with("schema #/properties/tags: the keyword `uniqueItems` is not supported")
+    );
     let bad_pattern = Schema::new(json!({"type": "string", "pattern": "("})).unwrap_err();
-    assert!(matches!(bad_pattern, SchemaError::Invalid { ref keyword, .. } if keyword == "pattern"));
+    assert!(
+        matches!(bad_pattern, SchemaError::Invalid { ref keyword, .. } if keyword == "pattern")
+    );
     let bad_type = Schema::new(json!({"type": "text"})).unwrap_err();
-    assert!(bad_type.to_string().contains("unknown type \"text\""), "{bad_type}");
+    assert!(
+        bad_type.to_string().contains("unknown type \"text\""),
+        "{bad_type}"
+    );
     let remote = Schema::new(json!({"$ref": "https://example.com/s.json"})).unwrap_err();
     assert!(matches!(remote, SchemaError::Invalid { ref keyword, .. } if keyword == "$ref"));
     // Annotations are fine.
@@ -54,16 +61,35 @@ fn refs_unions_and_bounds_are_checked_where_the_value_is() {
         }
     }))
     .unwrap();
-    let good = json!({"owner": {"name": "Ada"}, "pets": ["cat", null], "id": "abc", "kind": "home"});
+    let good =
+        json!({"owner": {"name": "Ada"}, "pets": ["cat", null], "id": "abc", "kind": "home"});
     assert_eq!(schema.validate(&good), Ok(()));
     let cases = [
-        (json!({"owner": {"name": ""}}), "/owner/name: should be at least 1 characters long"),
+        (
+            json!({"owner": {"name": ""}}),
+            "/owner/name: should be at least 1 characters long",
+        ),
         (json!({"owner": {}}), "/owner: the field `name` is missing"),
-        (json!({"owner": {"name": "A"}, "pets": ["hamster"]}), "/pets/0: should be at most 5 characters long"),
-        (json!({"owner": {"name": "A"}, "pets": [1]}), "/pets/0: should be a string or null, not a number"),
-        (json!({"owner": {"name": "A"}, "pets": ["a", "b", "c"]}), "/pets: should have at most 2 items, has 3"),
-        (json!({"owner": {"name": "A"}, "id": "ABC"}), "/id: matches none of the schemas of `anyOf`"),
-        (json!({"owner": {"name": "A"}, "kind": "shed"}), "/kind: should be one of [\"home\",\"office\"]"),
+        (
+            json!({"owner": {"name": "A"}, "pets": ["hamster"]}),
+            "/pets/0: should be at most 5 characters long",
+        ),
+        (
+            json!({"owner": {"name": "A"}, "pets": [1]}),
+            "/pets/0: should be a string or null, not a number",
+        ),
+        (
+            json!({"owner": {"name": "A"}, "pets": ["a", "b", "c"]}),
+            "/pets: should have at most 2 items, has 3",
+        ),
+        (
+            json!({"owner": {"name": "A"}, "id": "ABC"}),
+            "/id: matches none of the schemas of `anyOf`",
+        ),
+        (
+            json!({"owner": {"name": "A"}, "kind": "shed"}),
+            "/kind: should be one of [\"home\",\"office\"]",
+        ),
         (json!([]), "/: should be an object, not an array"),
     ];
     for (value, error) in cases {
@@ -106,7 +132,10 @@ fn a_schema_that_refers_to_itself_forever_is_an_error_not_a_hang() {
         "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}
     }))
     .unwrap();
-    assert!(tree.validate(&json!({"children": [{"children": [{}]}]})).is_ok());
+    assert!(
+        tree.validate(&json!({"children": [{"children": [{}]}]}))
+            .is_ok()
+    );
     assert_eq!(
         tree.validate(&json!({"children": [{"children": [3]}]})),
         Err("/children/0/children/0: should be an object, not a number".into())
