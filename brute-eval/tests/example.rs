@@ -29,7 +29,18 @@ async fn the_example_writes_the_report_kept_in_tests_data() {
         );
         std::fs::write(path, &json).unwrap();
     }
-    assert_eq!(json, EXPECTED);
+    if let Some((line, (got, want))) = json
+        .lines()
+        .zip(EXPECTED.lines())
+        .enumerate()
+        .find(|(_, (got, want))| got != want)
+    {
+        panic!(
+            "the report differs from tests/data/example_report.json at line {}:\n  now:  {got}\n  kept: {want}\n(BRUTE_EVAL_OVERWRITE=1 accepts it)",
+            line + 1
+        );
+    }
+    assert_eq!(json, EXPECTED, "the report's length changed");
     // What the table shows of it.
     let table = report.table();
     assert!(table.contains("5 of 6 passed, 1 failed"), "{table}");
