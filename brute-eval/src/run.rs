@@ -148,7 +148,10 @@ impl Eval {
         self
     }
 
-    /// How many cases run at once (at least 1).
+    /// How many cases run at once (at least 1). A model that answers calls in the
+    /// order they come, whatever they ask (a [`Replay`](brute::providers::Replay)
+    /// tape, a `ScriptedModel::new` sequence), needs 1: then the cases run in dataset
+    /// order, one call after the other, as the recording was made.
     pub fn concurrency(mut self, limit: usize) -> Self {
         self.concurrency = limit.max(1);
         self
