@@ -41,10 +41,20 @@ async fn the_example_writes_the_report_kept_in_tests_data() {
         );
     }
     assert_eq!(json, EXPECTED, "the report's length changed");
-    // What the table shows of it.
-    let table = report.table();
-    assert!(table.contains("5 of 6 passed, 1 failed"), "{table}");
-    assert!(table.contains("capital-australia  FAIL    0.00"), "{table}");
+    // The table the example prints.
+    assert_eq!(
+        report.table(),
+        r#"scripted on examples/eval/cases.jsonl
+case               result  contains  tool_calls  json_schema  judge  notes
+capital-france     PASS    1.00      -           -            -      Paris.
+arithmetic         PASS    1.00      -           -            -      42
+weather-oslo       PASS    1.00      1.00        -            -      Right now: Oslo: 4 °C, light snow.
+json-city          PASS    -         -           1.00         -      {"name": "Bern", "population": 134794}
+open-welcome       PASS    -         -           -            1.00   Welcome aboard: we are glad you are here!
+capital-australia  FAIL    0.00      -           -            -      contains: no "Canberra" in the answer
+5 of 6 passed, 1 failed (0 did not run); means: contains 0.75, tool_calls 1.00, json_schema 1.00, judge 1.00
+"#
+    );
 }
 
 #[tokio::test]
