@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 /// [`ToolCalled`](crate::ToolCalled)) are optional. Any other field is an error, so a
 /// misspelt `expectd` is not silently a case without an expected answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Case {
     /// Names the case in the table, the report and comparisons: unique in its dataset.
     pub id: String,
@@ -63,6 +64,7 @@ impl Case {
 /// equal value (a subset: the call may pass more). Without `arguments`, any call of the
 /// tool matches.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExpectedCall {
     /// The tool's name.
     pub name: String,
