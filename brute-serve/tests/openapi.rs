@@ -221,6 +221,8 @@ async fn schemathesis_with_all_its_checks_finds_nothing() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Shown with `--nocapture`: how many cases ran, per phase.
+    println!("{stdout}");
     assert!(
         output.status.success(),
         "schemathesis found something (exit {:?}):\n{stdout}\n{stderr}",
