@@ -15,15 +15,49 @@ use crate::runner;
 use crate::state::Shared;
 
 /// `?agent=name`: the agent whose turn is paused (the default when absent).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct Which {
+    /// The agent whose turn is paused (the server's default when absent or empty).
     agent: Option<String>,
+}
+
+/// The path of a decision, as the OpenAPI description states it.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // Only its description is read.
+pub(crate) struct CallPath {
+    /// The session: 1 to 128 bytes of UTF-8, not starting with `.`, without `/`, `\\`
+    /// or a control character.
+    #[param(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
+    )]
+    id: String,
+    /// The id of the tool call that waits for approval.
+    call_id: String,
 }
 
 /// Applies the decision (`{"decision":"approve"}`, `{"decision":"deny","reason":..}`
 /// or `{"decision":"edit","arguments":{..}}`) and streams the rest of the turn. Any
 /// server on the session's store can take it: nothing of the paused turn is kept in
 /// memory. 404 when the call does not wait; 409 while a turn runs on the session.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/approvals/{call_id}",
+    operation_id = "decide_approval",
+    tag = "sessions",
+    params(CallPath, Which),
+    request_body(content = crate::openapi::VerdictSchema, description = "The decision"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The rest of the turn, streamed as by `POST /v1/sessions/{id}/turns`", body = crate::openapi::TurnEvent, content_type = "text/event-stream"),
+        (status = 404, description = "No agent of that name, or the call does not wait for approval (`not_pending`)", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the session", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+    ),
+)]
 pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
     Path((id, call_id)): Path<(String, String)>,

@@ -45,6 +45,27 @@ fn now() -> u64 {
 /// Runs the agent named by `model` on the request's messages, with the request's
 /// tools advertised (they run on the client) and its `response_format` as the
 /// turn's output schema.
+#[utoipa::path(
+    post,
+    path = "/v1/chat/completions",
+    operation_id = "create_chat_completion",
+    tag = "chat",
+    request_body = ChatRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The completion; with `stream: true`, its chunks as \
+            Server-Sent Events (`data:` a `chat.completion.chunk`, `[DONE]` last)",
+            content(
+                (crate::chat_wire::ChatCompletion<'_> = "application/json"),
+                (crate::openapi::DataEvent = "text/event-stream"),
+            )),
+        (status = 403, description = "The turn paused on a call of the agent's own that waits \
+            for a person's approval: the session kept for the decision", body = crate::chat_wire::ApprovalRequired),
+        (status = 404, description = "No agent of that `model`", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The turn failed", body = crate::error::ErrorBody<'_>),
+        (status = 504, description = "The turn ran past the request timeout", body = crate::error::ErrorBody<'_>),
+    ),
+)]
 pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
     body: Bytes,
@@ -52,13 +73,13 @@ pub(crate) async fn post(
     let request: ChatRequest = parse(&body)?;
     let agent = shared.agent(Some(&request.model))?.clone();
     let id = completion_id();
+    if request.messages.is_empty() {
+        return Err(ApiError::invalid("messages: empty; send the conversation"));
+    }
     let mut env = agent.env();
     env.extensions.insert(SessionId(id.clone()));
     for (index, message) in request.messages.into_iter().enumerate() {
         env.messages.push(message.into_message(index)?);
-    }
-    if !env.messages.iter().any(|m| m.role != brute::Role::System) {
-        return Err(ApiError::invalid("messages: no user message"));
     }
     let tools = request.tools.unwrap_or_default();
     let mut names = Vec::with_capacity(tools.len());

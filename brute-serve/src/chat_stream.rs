@@ -97,7 +97,7 @@ fn on_item(reply: &Reply, seen: &mut Seen, item: TurnItem, include_usage: bool) 
         TurnItem::End { result } => {
             if !seen.asked.is_empty() {
                 let asked: Vec<&ToolCall> = seen.asked.iter().collect();
-                return vec![reply.approval(&asked)];
+                return vec![serde_json::to_value(reply.approval(&asked)).unwrap_or_default()];
             }
             let completed = matches!(result, TurnResult::Completed { .. });
             let finish = finish_reason(seen.client_calls > 0, completed);

@@ -16,11 +16,12 @@ use crate::error::ApiError;
 
 /// A chat-completions request (fields brute has no use for, such as `temperature`,
 /// are accepted and ignored).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct ChatRequest {
     /// The agent to run.
     pub(crate) model: String,
-    /// The conversation so far.
+    /// The conversation so far (at least one message).
+    #[schema(min_items = 1)]
     pub(crate) messages: Vec<WireMessage>,
     /// Whether to answer with a stream of chunks (`null` is `false`).
     #[serde(default)]
@@ -38,27 +39,37 @@ pub(crate) struct ChatRequest {
 }
 
 /// `stream_options`: `include_usage` adds a last chunk with `choices: []` and the usage.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub(crate) struct StreamOptions {
+    /// Whether the stream ends with a usage chunk.
     #[serde(default)]
     pub(crate) include_usage: bool,
 }
 
 /// A tool of the request: `{"type": "function", "function": {"name", "description"?,
 /// "parameters"?}}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct WireTool {
+    /// Always `function`.
     #[serde(rename = "type")]
+    #[schema(pattern = "^function$")]
     kind: String,
+    /// The function the model may call.
     function: WireToolFunction,
 }
 
-#[derive(Debug, Deserialize)]
-struct WireToolFunction {
+/// The function of a client tool.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub(crate) struct WireToolFunction {
+    /// Its name (unique among the request's tools).
+    #[schema(min_length = 1)]
     name: String,
+    /// What it does, for the model.
     #[serde(default)]
     description: String,
+    /// The JSON Schema of its arguments (an object; none: no arguments).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     parameters: Option<Value>,
 }
 
@@ -96,7 +107,7 @@ impl WireTool {
 
 /// `response_format`: `{"type": "text"}`, `{"type": "json_object"}` or
 /// `{"type": "json_schema", "json_schema": {"name", "schema"?, "strict"?, "description"?}}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum ResponseFormat {
     /// Free text: nothing to do.
@@ -111,13 +122,18 @@ pub(crate) enum ResponseFormat {
 }
 
 /// The `json_schema` of a `response_format`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct WireJsonSchema {
+    /// The schema's name.
     name: String,
+    /// What the answer is, for the model.
     #[serde(default)]
     description: Option<String>,
+    /// The JSON Schema of the answer (an object; none: any object).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     schema: Option<Value>,
+    /// Whether the provider enforces the schema strictly.
     #[serde(default)]
     strict: Option<bool>,
 }
@@ -152,27 +168,57 @@ impl ResponseFormat {
     }
 }
 
+/// The role of a message of a request (`developer` is `system`).
+#[derive(Clone, Copy, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum WireRole {
+    /// Instructions.
+    System,
+    /// Instructions (OpenAI's newer name).
+    Developer,
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool's result.
+    Tool,
+}
+
 /// One message of a request.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct WireMessage {
+    /// Who said it (read as a [`WireRole`] by [`WireMessage::into_message`], so that
+    /// a wrong one is named by its place).
+    #[schema(value_type = WireRole)]
     role: String,
+    /// A string, or an array of `{"type": "text", "text"}` parts (joined).
     #[serde(default)]
+    #[schema(value_type = Option<crate::openapi::ContentSchema>)]
     content: Option<Value>,
+    /// An assistant message's tool calls.
     #[serde(default)]
     tool_calls: Vec<WireToolCall>,
+    /// A tool message's call id.
     #[serde(default)]
     tool_call_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
-struct WireToolCall {
+/// A tool call of an assistant message of the request.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub(crate) struct WireToolCall {
+    /// The call's id.
     id: String,
+    /// The function called.
     function: WireFunction,
 }
 
-#[derive(Debug, Deserialize)]
-struct WireFunction {
+/// The function of a tool call of the request.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub(crate) struct WireFunction {
+    /// The tool's name.
     name: String,
+    /// The arguments as JSON text (text that is not JSON is kept as a string, as the
+    /// model wrote it).
     #[serde(default)]
     arguments: String,
 }
@@ -181,28 +227,24 @@ impl WireMessage {
     /// The brute message; `index` names the message in errors.
     pub(crate) fn into_message(self, index: usize) -> Result<Message, ApiError> {
         let content = text(self.content, index)?;
-        let role = match self.role.as_str() {
-            "system" | "developer" => Role::System,
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
-            other => {
-                return Err(ApiError::invalid(format!(
-                    "messages[{index}].role: unknown role `{other}`"
-                )));
-            }
+        let role: WireRole = serde_json::from_value(Value::String(self.role))
+            .map_err(|e| ApiError::invalid(format!("messages[{index}].role: {e}")))?;
+        let role = match role {
+            WireRole::System | WireRole::Developer => Role::System,
+            WireRole::User => Role::User,
+            WireRole::Assistant => Role::Assistant,
+            WireRole::Tool => Role::Tool,
         };
         let mut message = Message::new(role, content);
         message.tool_call_id = self.tool_call_id;
-        for (i, call) in self.tool_calls.into_iter().enumerate() {
+        for call in self.tool_calls {
+            // What a model wrote is history, even when it is not JSON: kept as text,
+            // it goes back to the model as it was.
             let arguments = if call.function.arguments.trim().is_empty() {
                 json!({})
             } else {
-                serde_json::from_str(&call.function.arguments).map_err(|e| {
-                    ApiError::invalid(format!(
-                        "messages[{index}].tool_calls[{i}].function.arguments: not JSON: {e}"
-                    ))
-                })?
+                serde_json::from_str(&call.function.arguments)
+                    .unwrap_or(Value::String(call.function.arguments))
             };
             message
                 .tool_calls
@@ -239,62 +281,133 @@ fn text(content: Option<Value>, index: usize) -> Result<String, ApiError> {
 }
 
 /// The token counts of a completion.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Usage)]
 pub(crate) struct WireUsage {
+    /// Tokens read.
     pub(crate) prompt_tokens: u64,
+    /// Tokens written.
     pub(crate) completion_tokens: u64,
+    /// Both.
     pub(crate) total_tokens: u64,
 }
 
 /// A tool call as OpenAI writes it: `{"id", "type": "function", "function": {"name",
 /// "arguments"}}`, the arguments a string of JSON; `index` is set in stream deltas.
-pub(crate) fn tool_call(call: &ToolCall, index: Option<usize>) -> Value {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ToolCall)]
+pub(crate) struct OutToolCall {
+    /// The call's id: the `tool_call_id` of its result.
+    id: String,
+    /// Always `function`.
+    #[serde(rename = "type")]
+    #[schema(value_type = String, pattern = "^function$")]
+    kind: &'static str,
+    /// The function called.
+    function: OutFunction,
+    /// Its place among the stream's calls (stream deltas only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<usize>,
+}
+
+/// The function of a tool call of a response.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct OutFunction {
+    /// The tool's name.
+    name: String,
+    /// The arguments as JSON text.
+    arguments: String,
+}
+
+/// `call` in the wire's shape; `index` is set in stream deltas.
+pub(crate) fn tool_call(call: &ToolCall, index: Option<usize>) -> OutToolCall {
     let arguments = match &call.arguments {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let mut value = json!({
-        "id": call.id,
-        "type": "function",
-        "function": { "name": call.name, "arguments": arguments },
-    });
-    if let (Some(index), Some(map)) = (index, value.as_object_mut()) {
-        map.insert("index".into(), index.into());
+    OutToolCall {
+        id: call.id.clone(),
+        kind: "function",
+        function: OutFunction {
+            name: call.name.clone(),
+            arguments,
+        },
+        index,
     }
-    value
 }
 
-/// A whole completion: `object: "chat.completion"`. With `calls`, the message carries
-/// them as `tool_calls` (and `content` is null when there is no text).
-pub(crate) fn completion(
-    id: &str,
+/// A whole completion (`object: "chat.completion"`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct ChatCompletion<'a> {
+    /// The completion id.
+    id: &'a str,
+    /// Always `chat.completion`.
+    #[schema(value_type = String, pattern = "^chat\\.completion$")]
+    object: &'static str,
+    /// When it was made, in seconds since the Unix epoch.
     created: u64,
-    model: &str,
-    text: &str,
-    calls: &[&ToolCall],
-    finish: &str,
+    /// The agent that made it.
+    model: &'a str,
+    /// The one answer.
+    #[schema(min_items = 1, max_items = 1)]
+    choices: [Choice<'a>; 1],
+    /// The tokens of the whole turn.
     usage: WireUsage,
-) -> Value {
-    let mut message = json!({ "role": "assistant", "content": text });
-    if !calls.is_empty() {
-        if text.is_empty() {
-            message["content"] = Value::Null;
-        }
-        let calls: Vec<Value> = calls.iter().map(|c| tool_call(c, None)).collect();
-        message["tool_calls"] = Value::Array(calls);
-    }
-    json!({
-        "id": id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": message,
-            "finish_reason": finish,
+}
+
+/// The answer of a completion.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct Choice<'a> {
+    /// Always 0.
+    index: u32,
+    /// The assistant's message.
+    message: AnswerMessage<'a>,
+    /// `stop`, `tool_calls` or `length`.
+    #[schema(value_type = String, pattern = "^(stop|tool_calls|length)$")]
+    finish_reason: &'a str,
+}
+
+/// The assistant's message of a completion.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct AnswerMessage<'a> {
+    /// Always `assistant`.
+    #[schema(value_type = String, pattern = "^assistant$")]
+    role: &'static str,
+    /// The text (`null` when the message is only tool calls).
+    content: Option<&'a str>,
+    /// Calls of the request's tools, for the client to run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<OutToolCall>,
+}
+
+/// A whole completion. With `calls`, the message carries them as `tool_calls` (and
+/// `content` is null when there is no text).
+pub(crate) fn completion<'a>(
+    id: &'a str,
+    created: u64,
+    model: &'a str,
+    text: &'a str,
+    calls: &[&ToolCall],
+    finish: &'a str,
+    usage: WireUsage,
+) -> ChatCompletion<'a> {
+    let content = (calls.is_empty() || !text.is_empty()).then_some(text);
+    ChatCompletion {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [Choice {
+            index: 0,
+            message: AnswerMessage {
+                role: "assistant",
+                content,
+                tool_calls: calls.iter().map(|c| tool_call(c, None)).collect(),
+            },
+            finish_reason: finish,
         }],
-        "usage": usage,
-    })
+        usage,
+    }
 }
 
 /// One chunk of a streamed completion: `object: "chat.completion.chunk"`.
@@ -340,7 +453,7 @@ pub(crate) fn approval_required(
     agent: &str,
     calls: &[&ToolCall],
     expiry: std::time::Duration,
-) -> Value {
+) -> ApprovalRequired {
     let names: Vec<String> = calls
         .iter()
         .map(|c| format!("`{}` (`{}`)", c.id, c.name))
@@ -357,18 +470,51 @@ pub(crate) fn approval_required(
               `SessionLog` on the server's store"
             .to_owned(),
     };
-    let pending: Vec<Value> = calls.iter().map(|c| tool_call(c, None)).collect();
-    json!({
-        "error": {
-            "message": format!("tool call {} waits for a person's approval: {how}", names.join(", ")),
-            "type": "approval_required",
-            "param": null,
-            "code": "approval_required",
-            "session": session,
-            "agent": agent,
-            "pending": pending,
-        }
-    })
+    let pending: Vec<OutToolCall> = calls.iter().map(|c| tool_call(c, None)).collect();
+    ApprovalRequired {
+        error: ApprovalDetail {
+            message: format!(
+                "tool call {} waits for a person's approval: {how}",
+                names.join(", ")
+            ),
+            kind: "approval_required",
+            param: None,
+            code: "approval_required",
+            session: session.map(str::to_owned),
+            agent: agent.to_owned(),
+            pending,
+        },
+    }
+}
+
+/// The 403 of a chat completion whose turn paused on calls that wait for approval:
+/// the `Error` shape with `code: "approval_required"` and what deciding needs.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct ApprovalRequired {
+    /// What waits, and how to decide it.
+    error: ApprovalDetail,
+}
+
+/// The `error` of an [`ApprovalRequired`].
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct ApprovalDetail {
+    /// Which calls wait and how to decide them.
+    message: String,
+    /// Always `approval_required`.
+    #[serde(rename = "type")]
+    #[schema(value_type = String, pattern = "^approval_required$")]
+    kind: &'static str,
+    /// Always `null`.
+    param: Option<String>,
+    /// Always `approval_required`.
+    #[schema(value_type = String, pattern = "^approval_required$")]
+    code: &'static str,
+    /// The session kept for the decision (`null` when the server keeps none).
+    session: Option<String>,
+    /// The agent, the `?agent=` of the decision.
+    agent: String,
+    /// The calls that wait.
+    pending: Vec<OutToolCall>,
 }
 
 /// What the response of one chat completion needs to know besides the turn's items.
@@ -388,7 +534,7 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// The answer to calls of the agent's own that wait for approval.
-    pub(crate) fn approval(&self, calls: &[&ToolCall]) -> Value {
+    pub(crate) fn approval(&self, calls: &[&ToolCall]) -> ApprovalRequired {
         // The session exists when the turn kept one on the server's store.
         let kept = self.keeps_sessions && self.tap.persisted();
         let session = kept.then_some(self.id.as_str());

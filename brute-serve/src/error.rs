@@ -142,24 +142,33 @@ pub(crate) fn is_busy(error: &SessionError) -> bool {
     )
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Inner<'a>,
+/// The body of every error status: `{"error": {..}}` (OpenAI's error shape).
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub(crate) struct ErrorBody<'a> {
+    /// What went wrong.
+    error: ErrorDetail<'a>,
 }
 
-#[derive(Serialize)]
-struct Inner<'a> {
+/// The `error` of an [`ErrorBody`].
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorDetail<'a> {
+    /// What went wrong, naming the session, agent, field or route.
     message: &'a str,
+    /// A stable, machine-readable kind (`busy`, `not_found`, `invalid_request`, ..).
     #[serde(rename = "type")]
     kind: &'a str,
+    /// Always `null` (OpenAI's field naming the parameter at fault).
+    #[schema(value_type = Option<String>)]
     param: Option<&'a str>,
+    /// The same as `type`.
     code: &'a str,
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body {
-            error: Inner {
+        let body = ErrorBody {
+            error: ErrorDetail {
                 message: &self.message,
                 kind: self.kind,
                 param: None,

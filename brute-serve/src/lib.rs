@@ -17,6 +17,7 @@
 //! | `GET /.well-known/agent-card.json`, `POST /a2a` | A2A v1.0: the default agent's card (no auth) and its JSON-RPC binding (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`); `/a2a/{agent}` for the others, and the same over HTTP+JSON under `/a2a-rest`; see [`A2aAgent`] for the client |
 //! | `POST /agui`, `POST /agui/{agent}` | AG-UI 1.0: a run (`RunAgentInput`) streamed as AG-UI events; `threadId` is the session |
 //! | `GET /healthz`, `GET /readyz` | the process answers; the store answers |
+//! | `GET /openapi.json` | the OpenAPI 3.1 description of all of these (no auth), derived from the code |
 //! | `GET /` | a web chat |
 //!
 //! Every `/v1` endpoint needs `Authorization: Bearer <token>` unless the server was
@@ -69,6 +70,7 @@ mod health;
 mod ids;
 mod live;
 mod models;
+mod openapi;
 mod remote;
 mod runner;
 mod server;

@@ -87,7 +87,8 @@ impl Server {
     }
 
     /// Requires `Authorization: Bearer <token>` on every endpoint but the health
-    /// checks and the web page (call again to accept several tokens).
+    /// checks, the web page, the agent cards and the OpenAPI description (call again
+    /// to accept several tokens).
     pub fn bearer_token(mut self, token: impl Into<String>) -> Server {
         let mut tokens = match self.auth.take() {
             Some(auth::Auth::Bearer(tokens)) => tokens,
@@ -179,6 +180,7 @@ impl Server {
             .route("/", get(web::page))
             .route("/healthz", get(health::live))
             .route("/readyz", get(health::ready))
+            .route("/openapi.json", crate::openapi::handler())
             .merge(a2a.cards);
         let router = api
             .merge(open)

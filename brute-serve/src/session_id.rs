@@ -8,6 +8,28 @@ pub(crate) const MAX_LEN: usize = 128;
 /// The rule, as the error of a bad id states it.
 pub(crate) const RULE: &str = "a session id is 1 to 128 bytes, does not start with `.`, and has no `/`, `\\` or control character";
 
+/// The rule as a JSON Schema `pattern` (with `minLength` 1 and `maxLength` 128): what
+/// the description promises of the `{id}` of the session routes. `maxLength` counts
+/// characters where [`MAX_LEN`] counts bytes: an id of characters beyond ASCII can
+/// break the rule with fewer than 128 of them.
+#[cfg(test)]
+pub(crate) const PATTERN: &str = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$";
+
+/// The `{id}` of the session routes, as the OpenAPI description states it.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // Only its description is read: the handlers take `Path<String>`.
+pub(crate) struct SessionPath {
+    /// The session: 1 to 128 bytes of UTF-8, not starting with `.`, without `/`, `\`
+    /// or a control character.
+    #[param(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
+    )]
+    id: String,
+}
+
 /// Why `id` breaks [`RULE`], the rule included: the message of the handlers' 400.
 pub(crate) fn check(id: &str) -> Result<(), String> {
     let reason = if id.is_empty() {

@@ -7,18 +7,46 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use brute::session::SessionStore;
 use brute::stream::pending_approvals;
-use serde_json::{Value, json};
+use brute::{Message, ToolCall};
+use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::state::Shared;
 
+/// A stored session as `GET /v1/sessions/{id}` shows it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct SessionView<'a> {
+    /// The session id.
+    id: &'a str,
+    /// The history, in `brute::Message`'s serde form.
+    #[schema(value_type = Vec<crate::openapi::MessageSchema>)]
+    messages: &'a [Message],
+    /// The tool calls that wait for a decision.
+    #[schema(value_type = Vec<crate::openapi::ToolCallSchema>)]
+    pending_approvals: Vec<&'a ToolCall>,
+}
+
 /// `GET /v1/sessions/{id}`: the stored history, `{"id", "messages": [..],
 /// "pending_approvals": [..]}` (messages in `brute::Message`'s serde form, the tool
 /// calls that wait for a decision); 404 for a session with no messages.
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}",
+    operation_id = "get_session",
+    tag = "sessions",
+    params(crate::session_id::SessionPath),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The stored history and the calls that wait for approval", body = SessionView<'_>),
+        (status = 404, description = "No session of that id (none with a message)", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+        (status = 504, description = "The store did not answer within the request timeout", body = crate::error::ErrorBody<'_>),
+    ),
+)]
 pub(crate) async fn get(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     crate::session_id::check(&id).map_err(ApiError::invalid)?;
     let load = shared.sessions.load(&id);
     let messages = tokio::time::timeout(shared.timeout, load)
@@ -28,13 +56,29 @@ pub(crate) async fn get(
     if messages.is_empty() {
         return Err(ApiError::not_found(format!("no session `{id}`")));
     }
-    let pending = pending_approvals(&messages);
-    Ok(Json(
-        json!({ "id": id, "messages": messages, "pending_approvals": pending }),
-    ))
+    let view = SessionView {
+        id: &id,
+        messages: &messages,
+        pending_approvals: pending_approvals(&messages),
+    };
+    Ok(axum::response::IntoResponse::into_response(Json(view)))
 }
 
 /// `DELETE /v1/sessions/{id}`: 204; 409 while a turn runs on it.
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}",
+    operation_id = "delete_session",
+    tag = "sessions",
+    params(crate::session_id::SessionPath),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Deleted (also when there was no such session)"),
+        (status = 409, description = "A turn runs on the session", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+        (status = 504, description = "The store did not answer within the request timeout", body = crate::error::ErrorBody<'_>),
+    ),
+)]
 pub(crate) async fn delete(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,

@@ -14,7 +14,7 @@ use crate::runner;
 use crate::state::Shared;
 
 /// The body of a turn request.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TurnRequest {
     /// The user's message.
@@ -26,6 +26,22 @@ pub(crate) struct TurnRequest {
 
 /// Runs a turn of session `id` and streams its `TurnItem`s, one SSE event each,
 /// the `end` item last. 409 when another turn holds the session.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/turns",
+    operation_id = "run_turn",
+    tag = "sessions",
+    params(crate::session_id::SessionPath),
+    request_body = TurnRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The turn as it runs: one Server-Sent Event per `TurnItem` \
+            (`event:` its `type`, `data:` its JSON), the `end` item last", body = crate::openapi::TurnEvent, content_type = "text/event-stream"),
+        (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the session", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+    ),
+)]
 pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,

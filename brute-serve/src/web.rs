@@ -7,6 +7,13 @@ use axum::response::Html;
 const PAGE: &str = include_str!("../static/index.html");
 
 /// `GET /`.
+#[utoipa::path(
+    get,
+    path = "/",
+    operation_id = "web_chat",
+    tag = "server",
+    responses((status = 200, description = "The web chat page", body = String, content_type = "text/html")),
+)]
 pub(crate) async fn page() -> Html<&'static str> {
     Html(PAGE)
 }

@@ -9,7 +9,7 @@
 //!
 //! The installation is idempotent (each step checks first and does nothing when its
 //! tool is there) and puts what it can into folders of the repository, which git
-//! ignores: the OpenAI Python client into `.ci/venv`, the npm MCP test server and the AG-UI client into
+//! ignores: the OpenAI Python client and schemathesis into `.ci/venv`, the npm MCP test server and the AG-UI client into
 //! `.ci/npm`. What only Debian packages provide (PostgreSQL, Chromium and chromedriver,
 //! Node.js and npm, Python's venv module) it installs with `apt-get`, as root, only
 //! when missing. Tests never install anything: a test whose service is missing fails
@@ -29,6 +29,8 @@ const MCP_SERVER: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 /// Where that package's entry point lands, below the repository.
 const MCP_SERVER_ENTRY: &str =
     ".ci/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+/// The contract fuzzer of brute-serve's OpenAPI test (PyPI), pinned.
+const SCHEMATHESIS: &str = "schemathesis==4.32.5";
 /// The official AG-UI client of brute-serve's AG-UI test, pinned.
 const AGUI_CLIENT: &str = "@ag-ui/client@1.0.0";
 /// Where that package's manifest lands, below the repository (the test checks it).
@@ -176,6 +178,15 @@ fn setup() -> Result<(), XtaskError> {
         "-c",
         "import a2a.server.routes, uvicorn; print('a2a-sdk and uvicorn')",
     ]))?;
+    step("schemathesis, the contract fuzzer of brute-serve's tests/openapi.rs, into .ci/venv");
+    let pinned = format!(
+        "import schemathesis; assert schemathesis.__version__ == '{}'",
+        SCHEMATHESIS.trim_start_matches("schemathesis==")
+    );
+    if !succeeds(Command::new(&python).args(["-c", &pinned])) {
+        run(Command::new(venv.join("bin/pip")).args(["install", "-q", SCHEMATHESIS]))?;
+    }
+    run(Command::new(venv.join("bin/st")).arg("--version"))?;
 
     step(
         "Chromium and chromedriver for brute-serve's web chat test (Debian's chromium, chromium-driver)",

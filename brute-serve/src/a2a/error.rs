@@ -69,7 +69,8 @@ impl A2aError {
             A2aError::InvalidParams(_) => (400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
             A2aError::Internal(_) => (500, "INTERNAL", "INTERNAL_ERROR"),
             A2aError::TaskNotFound(_) => (404, "NOT_FOUND", "TASK_NOT_FOUND"),
-            A2aError::NotCancelable(_) => (400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
+            // A2A v1.0, 5.4: a task that cannot be canceled in its state is a conflict.
+            A2aError::NotCancelable(_) => (409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
             A2aError::PushNotSupported => (
                 400,
                 "FAILED_PRECONDITION",

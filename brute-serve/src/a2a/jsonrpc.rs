@@ -27,6 +27,22 @@ use super::wire::{self, SendParams, StreamResponse, Task, TaskParams, TaskState,
 use crate::error::ApiError;
 
 /// `POST /a2a`: a request to the default agent.
+#[utoipa::path(
+    post,
+    path = "/a2a",
+    operation_id = "a2a_jsonrpc",
+    tag = "a2a",
+    request_body(content = crate::openapi::JsonRpcRequest, description = "A JSON-RPC 2.0 request", content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The JSON-RPC response (its `error` for any request that fails); \
+            `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event",
+            content(
+                (crate::openapi::JsonRpcResponse = "application/json"),
+                (crate::openapi::DataEvent = "text/event-stream"),
+            )),
+    ),
+)]
 pub(crate) async fn default_agent(
     State(a2a): State<Arc<A2a>>,
     headers: HeaderMap,
@@ -36,6 +52,23 @@ pub(crate) async fn default_agent(
 }
 
 /// `POST /a2a/{agent}`: a request to `agent`.
+#[utoipa::path(
+    post,
+    path = "/a2a/{agent}",
+    operation_id = "a2a_agent_jsonrpc",
+    tag = "a2a",
+    params(("agent" = String, Path, description = "The agent (an unknown one is a JSON-RPC error)")),
+    request_body(content = crate::openapi::JsonRpcRequest, description = "A JSON-RPC 2.0 request", content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The JSON-RPC response (its `error` for any request that fails); \
+            `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event",
+            content(
+                (crate::openapi::JsonRpcResponse = "application/json"),
+                (crate::openapi::DataEvent = "text/event-stream"),
+            )),
+    ),
+)]
 pub(crate) async fn named_agent(
     State(a2a): State<Arc<A2a>>,
     Path(agent): Path<String>,

@@ -15,12 +15,12 @@ mod card;
 pub(crate) mod client;
 mod error;
 mod events;
-mod jsonrpc;
-mod rest;
+pub(crate) mod jsonrpc;
+pub(crate) mod rest;
 mod run;
 mod shared;
 mod tasks;
-mod wire;
+pub(crate) mod wire;
 
 use std::sync::Arc;
 
@@ -67,13 +67,17 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
                 "/a2a-rest/{agent}/message:stream",
                 post(rest::agent_message_stream),
             )
-            .route(
-                "/a2a-rest/tasks/{id}",
-                get(rest::get_task).post(rest::post_task),
-            )
-            .route(
-                "/a2a-rest/{agent}/tasks/{id}",
-                get(rest::get_task).post(rest::post_task),
+            .merge(
+                Router::new()
+                    .route(
+                        "/a2a-rest/tasks/{id}",
+                        get(rest::get_task).post(rest::post_task),
+                    )
+                    .route(
+                        "/a2a-rest/{agent}/tasks/{id}",
+                        get(rest::agent_get_task).post(rest::agent_post_task),
+                    )
+                    .route_layer(axum::middleware::from_fn(rest::task_allow)),
             )
             .with_state(a2a.clone()),
         cards: Router::new()
@@ -83,13 +87,33 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
     }
 }
 
-async fn default_card(State(a2a): State<Arc<A2a>>, headers: HeaderMap) -> Response {
+/// `GET /.well-known/agent-card.json`: the default agent's card (public: discovery).
+#[utoipa::path(
+    get,
+    path = "/.well-known/agent-card.json",
+    operation_id = "a2a_card",
+    tag = "a2a",
+    responses((status = 200, description = "The default agent's A2A card", body = crate::openapi::AgentCard)),
+)]
+pub(crate) async fn default_card(State(a2a): State<Arc<A2a>>, headers: HeaderMap) -> Response {
     let name = a2a.shared.default_agent.clone();
     let base = card::base(&headers);
     Json(card::card(&name, &base, "", a2a.bearer)).into_response()
 }
 
-async fn named_card(
+/// `GET /a2a/{agent}/.well-known/agent-card.json`: the card of `agent`.
+#[utoipa::path(
+    get,
+    path = "/a2a/{agent}/.well-known/agent-card.json",
+    operation_id = "a2a_agent_card",
+    tag = "a2a",
+    params(("agent" = String, Path, description = "The agent")),
+    responses(
+        (status = 200, description = "The agent's A2A card", body = crate::openapi::AgentCard),
+        (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
+    ),
+)]
+pub(crate) async fn named_card(
     State(a2a): State<Arc<A2a>>,
     Path(agent): Path<String>,
     headers: HeaderMap,

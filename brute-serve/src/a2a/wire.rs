@@ -16,8 +16,9 @@ pub(crate) const ROLE_USER: &str = "ROLE_USER";
 pub(crate) const ROLE_AGENT: &str = "ROLE_AGENT";
 
 /// One piece of a message or artifact: text, raw bytes (base64), a URL or JSON data.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aPart)]
 pub(crate) struct Part {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) text: Option<String>,
@@ -26,6 +27,7 @@ pub(crate) struct Part {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Value>)]
     pub(crate) data: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) filename: Option<String>,
@@ -53,8 +55,9 @@ impl Part {
 }
 
 /// A message of a conversation: the client's (`ROLE_USER`) or the agent's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aMessage)]
 pub(crate) struct Message {
     #[serde(default, alias = "message_id")]
     pub(crate) message_id: String,
@@ -67,11 +70,13 @@ pub(crate) struct Message {
     #[serde(default)]
     pub(crate) parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Value>)]
     pub(crate) metadata: Option<Value>,
 }
 
 /// The state of a task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = A2aTaskState)]
 pub(crate) enum TaskState {
     #[serde(rename = "TASK_STATE_UNSPECIFIED")]
     Unspecified,
@@ -111,8 +116,9 @@ impl TaskState {
 }
 
 /// A task's state, with the agent's message that goes with it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aTaskStatus)]
 pub(crate) struct TaskStatus {
     pub(crate) state: TaskState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,8 +126,9 @@ pub(crate) struct TaskStatus {
 }
 
 /// An output of a task.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aArtifact)]
 pub(crate) struct Artifact {
     #[serde(default, alias = "artifact_id")]
     pub(crate) artifact_id: String,
@@ -132,8 +139,9 @@ pub(crate) struct Artifact {
 }
 
 /// A task: its id, its context (conversation), its state, outputs and messages.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aTask)]
 pub(crate) struct Task {
     pub(crate) id: String,
     #[serde(default, alias = "context_id")]
@@ -146,8 +154,9 @@ pub(crate) struct Task {
 }
 
 /// A change of a task's state, in a stream.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aStatusUpdate)]
 pub(crate) struct StatusUpdate {
     #[serde(alias = "task_id")]
     pub(crate) task_id: String,
@@ -157,8 +166,9 @@ pub(crate) struct StatusUpdate {
 }
 
 /// A piece of an artifact, in a stream: appended to what came before when `append`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aArtifactUpdate)]
 pub(crate) struct ArtifactUpdate {
     #[serde(alias = "task_id")]
     pub(crate) task_id: String,
@@ -172,8 +182,9 @@ pub(crate) struct ArtifactUpdate {
 }
 
 /// One result of `SendMessage` (`task` or `message`) or one event of a stream.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aStreamResponse)]
 pub(crate) enum StreamResponse {
     Task(Task),
     Message(Message),
@@ -184,8 +195,9 @@ pub(crate) enum StreamResponse {
 }
 
 /// How the client wants a `SendMessage` answered.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aSendConfiguration)]
 pub(crate) struct SendConfiguration {
     /// Answer with the task as soon as it is submitted; the turn runs on.
     #[serde(default, alias = "return_immediately")]
@@ -196,9 +208,12 @@ pub(crate) struct SendConfiguration {
 }
 
 /// The params of `SendMessage` and `SendStreamingMessage`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = A2aSendParams)]
 pub(crate) struct SendParams {
+    /// The client's message.
+    #[schema(value_type = crate::openapi::A2aUserMessage)]
     pub(crate) message: Message,
     #[serde(default)]
     pub(crate) configuration: Option<SendConfiguration>,

@@ -20,7 +20,7 @@
 //!   brute's tool pipeline has no way yet to leave a call to the client.
 
 mod events;
-mod wire;
+pub(crate) mod wire;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -49,13 +49,44 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/agui/{agent}", post(named_agent))
 }
 
-async fn default_agent(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+/// `POST /agui`: a run of the default agent.
+#[utoipa::path(
+    post,
+    path = "/agui",
+    operation_id = "agui_run",
+    tag = "agui",
+    request_body = wire::RunAgentInput,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The run's AG-UI events, one per Server-Sent Event (`data:` the event's JSON): `RUN_STARTED` first, `RUN_FINISHED` or `RUN_ERROR` last", body = crate::openapi::DataEvent, content_type = "text/event-stream"),
+        (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the thread's session", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+    ),
+)]
+pub(crate) async fn default_agent(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     run(&shared, None, &body)
         .await
         .unwrap_or_else(|e| e.into_response())
 }
 
-async fn named_agent(
+/// `POST /agui/{agent}`: a run of `agent`.
+#[utoipa::path(
+    post,
+    path = "/agui/{agent}",
+    operation_id = "agui_agent_run",
+    tag = "agui",
+    params(("agent" = String, Path, description = "The agent")),
+    request_body = wire::RunAgentInput,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The run's AG-UI events, one per Server-Sent Event (`data:` the event's JSON): `RUN_STARTED` first, `RUN_FINISHED` or `RUN_ERROR` last", body = crate::openapi::DataEvent, content_type = "text/event-stream"),
+        (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the thread's session", body = crate::error::ErrorBody<'_>),
+        (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+    ),
+)]
+pub(crate) async fn named_agent(
     State(shared): State<Arc<Shared>>,
     Path(agent): Path<String>,
     body: Bytes,

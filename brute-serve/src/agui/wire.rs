@@ -8,21 +8,31 @@ use serde_json::Value;
 /// The body of a run request (AG-UI's `RunAgentInput`). Fields this server does not
 /// read (`protocolVersion`, `parentRunId`, `resume`, …) are accepted and ignored, as
 /// the protocol's loose objects allow.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RunAgentInput {
-    /// The conversation: a brute session of this id.
+    /// The conversation: a brute session of this id (1 to 128 bytes, not starting
+    /// with `.`, without `/`, `\` or a control character).
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
+    )]
     pub(crate) thread_id: String,
     /// The client's id of this run, echoed in `RUN_STARTED` and `RUN_FINISHED`.
     pub(crate) run_id: String,
-    /// The thread's messages as the client holds them; the last one is the new input.
+    /// The thread's messages as the client holds them; the last one, the new input,
+    /// must be the user's, in text.
+    #[schema(min_items = 1)]
     pub(crate) messages: Vec<InputMessage>,
     /// Tools the front end offers (not supported yet: see the module docs).
     #[serde(default)]
+    #[schema(value_type = Vec<Value>, max_items = 0)]
     pub(crate) tools: Vec<Value>,
     /// The client's state; this server's agents keep none to show.
     #[serde(default)]
     #[allow(dead_code)]
+    #[schema(value_type = Option<Value>)]
     pub(crate) state: Option<Value>,
     /// Context entries (`{description, value}`), given to the model with the input.
     #[serde(default)]
@@ -30,17 +40,20 @@ pub(crate) struct RunAgentInput {
     /// Properties for the agent's framework; ignored.
     #[serde(default)]
     #[allow(dead_code)]
+    #[schema(value_type = Option<Value>)]
     pub(crate) forwarded_props: Option<Value>,
 }
 
 /// One message of the input, as far as the endpoint reads it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = AguiMessage)]
 pub(crate) struct InputMessage {
     /// `user`, `assistant`, `system`, `developer`, `tool`, `activity`, `reasoning`.
     pub(crate) role: String,
     /// A string, or (for user and tool messages) a list of content parts.
     #[serde(default)]
+    #[schema(value_type = Option<Value>)]
     pub(crate) content: Option<Value>,
 }
 
@@ -66,7 +79,8 @@ impl InputMessage {
 }
 
 /// A context entry of the input.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = AguiContext)]
 pub(crate) struct ContextEntry {
     /// What the value is.
     pub(crate) description: String,

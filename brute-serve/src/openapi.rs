@@ -1,0 +1,517 @@
+//! `GET /openapi.json`: the OpenAPI 3.1 description of the server, derived from the
+//! wire types (`ToSchema`) and the handlers' `#[utoipa::path]` annotations, so a route
+//! or a field that changes changes the description with it. It is built on the first
+//! request for it and served from memory after: no request but that one pays for it.
+//!
+//! The error answers every route shares (401 behind the token, 413 and 415 on a body,
+//! 400 for a path or query that cannot be read) are added here, by [`Shared`], rather
+//! than repeated on every handler.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use utoipa::OpenApi;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+
+use crate::error::ErrorBody;
+
+/// The description: every route the server mounts.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "brute-serve",
+        description = "Serves brute agents over HTTP: turns as Server-Sent Events, sessions in a \
+            session store, an OpenAI-compatible chat-completions endpoint, A2A and AG-UI \
+            bindings, a web chat. Every error status has a JSON body of the `Error` shape \
+            (the A2A HTTP+JSON binding answers its own errors as `google.rpc.Status`). \
+            The routes under `/v1`, `/a2a` and `/agui` need `Authorization: Bearer <token>` \
+            unless the server was built without auth; the health checks, the web page, the \
+            agent cards and this description are public."
+    ),
+    paths(
+        crate::turns::post,
+        crate::approvals::post,
+        crate::sessions_api::get,
+        crate::sessions_api::delete,
+        crate::chat::post,
+        crate::health::agents,
+        crate::models::list,
+        crate::models::get,
+        crate::health::live,
+        crate::health::ready,
+        crate::web::page,
+        describe,
+        crate::agui::default_agent,
+        crate::agui::named_agent,
+        crate::a2a::default_card,
+        crate::a2a::named_card,
+        crate::a2a::jsonrpc::default_agent,
+        crate::a2a::jsonrpc::named_agent,
+        crate::a2a::rest::message_send,
+        crate::a2a::rest::message_stream,
+        crate::a2a::rest::agent_message_send,
+        crate::a2a::rest::agent_message_stream,
+        crate::a2a::rest::get_task,
+        crate::a2a::rest::agent_get_task,
+        crate::a2a::rest::post_task,
+        crate::a2a::rest::agent_post_task,
+    ),
+    components(schemas(ErrorBody<'_>)),
+    modifiers(&Shared),
+)]
+struct Description;
+
+// The shapes of brute's own types on the wire (`brute::Message`, `brute::ToolCall`,
+// `brute::stream::Verdict`), which brute-serve cannot derive on, and of the parts of a
+// request that a handler reads by hand: written once here, and held to the server's
+// behaviour by the contract test (brute-serve/tests/openapi.rs).
+
+/// A decision on a call that waits for approval (`brute::stream::Verdict`).
+#[derive(utoipa::ToSchema)]
+#[schema(as = Verdict)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+#[allow(dead_code)] // A description only.
+pub(crate) enum VerdictSchema {
+    /// Run the call as the model wrote it.
+    Approve,
+    /// Do not run it; the model is told it was denied, and why.
+    Deny {
+        /// Why, for the model.
+        reason: Option<String>,
+    },
+    /// Run it with these arguments instead.
+    Edit {
+        /// The arguments to run the call with.
+        #[schema(value_type = Value)]
+        arguments: (),
+    },
+}
+
+/// A message of a stored session (`brute::Message`'s serde form).
+#[derive(utoipa::ToSchema)]
+#[schema(as = Message)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct MessageSchema {
+    /// `system`, `user`, `assistant` or `tool`.
+    #[schema(pattern = "^(system|user|assistant|tool)$")]
+    role: String,
+    /// The text.
+    content: String,
+    /// Parts beside the text (images, files, data).
+    #[schema(value_type = Option<Vec<Object>>, nullable = false)]
+    parts: (),
+    /// The model's reasoning.
+    #[schema(nullable = false)]
+    reasoning: Option<String>,
+    /// The provider's signature of the reasoning.
+    #[schema(nullable = false)]
+    reasoning_signature: Option<String>,
+    /// An assistant message's tool calls.
+    #[schema(nullable = false)]
+    tool_calls: Option<Vec<ToolCallSchema>>,
+    /// On a tool result: the call it answers.
+    #[schema(nullable = false)]
+    tool_call_id: Option<String>,
+    /// Whether the message waits for a decision on its calls.
+    #[schema(nullable = false)]
+    awaiting_approval: Option<bool>,
+}
+
+/// A tool call of a stored message (`brute::ToolCall`'s serde form).
+#[derive(utoipa::ToSchema)]
+#[schema(as = StoredToolCall)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct ToolCallSchema {
+    /// The model's id of the call.
+    id: String,
+    /// The tool.
+    name: String,
+    /// The arguments as the model wrote them (normally an object).
+    #[schema(value_type = Value)]
+    arguments: (),
+}
+
+/// The `content` of a chat-completions message: a string or text parts.
+#[derive(utoipa::ToSchema)]
+#[schema(as = MessageContent)]
+#[allow(dead_code)] // A description only.
+pub(crate) enum ContentSchema {
+    /// The text.
+    #[schema(title = "text")]
+    Text(String),
+    /// Text parts, joined.
+    #[schema(title = "parts")]
+    Parts(Vec<TextPartSchema>),
+}
+
+/// A text part of a chat-completions message (the only kind the server takes).
+#[derive(utoipa::ToSchema)]
+#[schema(as = TextPart)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct TextPartSchema {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    #[schema(pattern = "^text$")]
+    kind: String,
+    /// The text.
+    text: String,
+}
+
+/// One Server-Sent Event of a turn: `event:` the item's `type`, `data:` the
+/// `brute::stream::TurnItem` as JSON (`end` last).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct TurnEvent {
+    /// The item's `type` (`content_delta`, `message`, `tool_result`, `approval_required`, `end`, ..).
+    event: String,
+    /// The item as JSON, its `type` included.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+}
+
+/// One Server-Sent Event of a stream whose events carry only `data:` (a chat
+/// completion's chunks and `[DONE]`, AG-UI's events, A2A's responses).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct DataEvent {
+    /// The event's data: JSON (or `[DONE]`, the last of a chat completion's).
+    data: String,
+}
+
+/// The body of `POST /a2a`: any JSON. A JSON-RPC 2.0 request (`{"jsonrpc": "2.0",
+/// "id", "method", "params"}`) of `SendMessage`, `SendStreamingMessage`, `GetTask` or
+/// `CancelTask` is run; anything else is answered with a JSON-RPC error (status 200,
+/// as JSON-RPC does).
+pub(crate) struct JsonRpcRequest;
+
+impl utoipa::PartialSchema for JsonRpcRequest {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
+            .description(Some(
+                "A JSON-RPC 2.0 request of SendMessage, SendStreamingMessage, GetTask or \
+                 CancelTask; any other JSON is answered with a JSON-RPC error",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for JsonRpcRequest {}
+
+/// A JSON-RPC 2.0 response: `result` (an `A2aStreamResponse` or an `A2aTask`) or
+/// `error` (with A2A's code).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct JsonRpcResponse {
+    /// Always `2.0`.
+    #[schema(pattern = "^2\\.0$")]
+    jsonrpc: String,
+    /// The request's id (`null` when it could not be read).
+    #[schema(value_type = Value)]
+    id: (),
+    /// What the method answered.
+    #[schema(value_type = Option<Object>, nullable = false)]
+    result: (),
+    /// Why it failed.
+    #[schema(nullable = false)]
+    error: Option<JsonRpcError>,
+}
+
+/// The error of a JSON-RPC response.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct JsonRpcError {
+    /// JSON-RPC's or A2A's code (-32700 .. -32001).
+    code: i64,
+    /// What went wrong.
+    message: String,
+}
+
+/// An error of the A2A HTTP+JSON binding (`google.rpc.Status`), or one of the
+/// server's own (`Error`: no token, a body over the limit, a path it cannot read).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+#[serde(untagged)]
+pub(crate) enum RestError {
+    /// A2A's error.
+    A2a(A2aStatus),
+    /// The server's.
+    Server(crate::error::ErrorBody<'static>),
+}
+
+/// A `google.rpc.Status` error body with an `ErrorInfo` naming A2A's reason.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct A2aStatus {
+    /// The status.
+    error: A2aStatusDetail,
+}
+
+/// The `error` of an [`A2aStatus`].
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+pub(crate) struct A2aStatusDetail {
+    /// The HTTP status.
+    code: u16,
+    /// The `google.rpc.Code` name (`INVALID_ARGUMENT`, `NOT_FOUND`, ..).
+    status: String,
+    /// What went wrong.
+    message: String,
+    /// One `google.rpc.ErrorInfo` with A2A's reason.
+    #[schema(value_type = Vec<Object>)]
+    details: (),
+}
+
+/// The message of a `SendMessage` (an `A2aMessage` from the client): its `role` is
+/// `ROLE_USER` or empty, its `contextId` a session id.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+#[serde(rename_all = "camelCase")]
+pub(crate) struct A2aUserMessage {
+    /// The client's id of the message.
+    #[schema(nullable = false)]
+    message_id: Option<String>,
+    /// The conversation: a session id (a new one when absent).
+    #[schema(
+        nullable = false,
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
+    )]
+    context_id: Option<String>,
+    /// The task the message answers (one that waits for input).
+    task_id: Option<String>,
+    /// `ROLE_USER` (or empty).
+    #[schema(nullable = false, pattern = "^(ROLE_USER)?$")]
+    role: Option<String>,
+    /// The message's parts: at least one, each text or data (the agent takes no
+    /// files).
+    #[schema(min_items = 1)]
+    parts: Vec<A2aUserPart>,
+    /// The client's metadata.
+    #[schema(value_type = Option<Value>)]
+    metadata: (),
+}
+
+/// A part of a client's A2A message: one with `text`, or one with `data` (any JSON
+/// but `null`); the other fields of `A2aPart` may come along.
+pub(crate) struct A2aUserPart;
+
+impl utoipa::PartialSchema for A2aUserPart {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let optional = serde_json::json!({
+            "raw": {"type": ["string", "null"]},
+            "url": {"type": ["string", "null"]},
+            "filename": {"type": ["string", "null"]},
+            "mediaType": {"type": ["string", "null"]},
+        });
+        let branch = |name: &str, schema: serde_json::Value| {
+            let mut properties = optional.clone();
+            properties[name] = schema;
+            serde_json::json!({"type": "object", "required": [name], "properties": properties})
+        };
+        let schema = serde_json::json!({
+            "description": "A text part (`text`) or a data part (`data`)",
+            "anyOf": [
+                branch("text", serde_json::json!({"type": "string"})),
+                branch("data", serde_json::json!({
+                    "type": ["object", "array", "string", "number", "boolean"]
+                })),
+            ],
+        });
+        match serde_json::from_value(schema) {
+            Ok(schema) => utoipa::openapi::RefOr::T(schema),
+            // The literal above is a schema; should it ever not parse, the part is
+            // described as any object rather than not at all.
+            Err(_) => utoipa::openapi::ObjectBuilder::new().into(),
+        }
+    }
+}
+
+impl utoipa::ToSchema for A2aUserPart {}
+
+/// An A2A agent card (the fields this server writes).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A description only.
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AgentCard {
+    /// The agent's name.
+    name: String,
+    /// What it is.
+    description: String,
+    /// Its JSON-RPC and HTTP+JSON endpoints.
+    #[schema(value_type = Vec<Object>)]
+    supported_interfaces: (),
+    /// The server's version.
+    version: String,
+    /// Streaming on, push notifications off.
+    #[schema(value_type = Object)]
+    capabilities: (),
+    /// The media types it reads.
+    default_input_modes: Vec<String>,
+    /// The media types it writes.
+    default_output_modes: Vec<String>,
+    /// One skill: talking to it.
+    #[schema(value_type = Vec<Object>)]
+    skills: (),
+}
+
+/// `GET /openapi.json`: this description (public, like the health checks: it names
+/// the routes and their shapes, nothing of the server's agents or sessions).
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapi",
+    tag = "server",
+    responses((status = 200, description = "The OpenAPI 3.1 description of this server", body = Object)),
+)]
+async fn describe(cached: Arc<OnceLock<Bytes>>) -> Response {
+    let json = cached.get_or_init(|| match Description::openapi().to_json() {
+        Ok(json) => Bytes::from(json),
+        // Serialising plain data does not fail; if it did, the description says so.
+        Err(e) => Bytes::from(format!(
+            r#"{{"error":{{"message":"the description cannot be written: {e}","type":"error","param":null,"code":"error"}}}}"#
+        )),
+    });
+    ([(CONTENT_TYPE, "application/json")], json.clone()).into_response()
+}
+
+/// The handler of `GET /openapi.json`, with the description it builds once.
+pub(crate) fn handler() -> axum::routing::MethodRouter<Arc<crate::state::Shared>> {
+    let cached = Arc::new(OnceLock::new());
+    axum::routing::get(move || describe(cached.clone()))
+}
+
+/// The operations of the JSON-RPC binding, whose body may be anything or nothing.
+const JSON_RPC: [&str; 2] = ["a2a_jsonrpc", "a2a_agent_jsonrpc"];
+
+/// What every operation shares: the bearer scheme, and the error answers that the
+/// server's layers give before a handler runs.
+struct Shared;
+
+impl utoipa::Modify for Shared {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        for item in openapi.paths.paths.values_mut() {
+            // JSON-RPC answers every body, none included, with a JSON-RPC response.
+            if let Some(operation) = item.post.as_mut()
+                && JSON_RPC.contains(&operation.operation_id.as_deref().unwrap_or_default())
+                && let Some(utoipa::openapi::RefOr::T(body)) = operation.request_body.as_mut()
+            {
+                body.required = Some(utoipa::openapi::Required::False);
+            }
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.put,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                shared_errors(operation);
+            }
+        }
+    }
+}
+
+/// Adds to `operation` the errors of the layers in front of its handler.
+fn shared_errors(operation: &mut Operation) {
+    let secured = operation
+        .security
+        .as_ref()
+        .is_some_and(|requirements| !requirements.is_empty());
+    if secured {
+        error(
+            operation,
+            "401",
+            "No `Authorization: Bearer <token>` header, or a wrong token",
+        );
+    }
+    if operation.request_body.is_some() {
+        error(
+            operation,
+            "413",
+            "The request body is larger than the server's limit",
+        );
+        error(
+            operation,
+            "415",
+            "The request body says it is not JSON (`content-type`)",
+        );
+        error(
+            operation,
+            "400",
+            "The request body is not a JSON object of this shape (the message names the line, column and field)",
+        );
+    }
+    if operation
+        .parameters
+        .as_ref()
+        .is_some_and(|parameters| !parameters.is_empty())
+    {
+        error(
+            operation,
+            "400",
+            "A path or query parameter that breaks its rule (a session id: 1 to 128 bytes, \
+             not starting with `.`, no `/`, `\\` or control character)",
+        );
+    }
+}
+
+/// Documents status `status` of `operation` as an [`ErrorBody`], unless the handler
+/// already documents it.
+fn error(operation: &mut Operation, status: &str, description: &str) {
+    if operation.responses.responses.contains_key(status) {
+        return;
+    }
+    let response = ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Error")))
+                .build(),
+        )
+        .build();
+    operation
+        .responses
+        .responses
+        .insert(status.to_owned(), response.into());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_description_is_openapi_3_1_with_the_shared_errors() {
+        let json = serde_json::to_value(Description::openapi()).unwrap_or_default();
+        assert_eq!(json["openapi"], "3.1.0");
+        let turns = &json["paths"]["/v1/sessions/{id}/turns"]["post"];
+        for status in ["200", "400", "401", "404", "409", "413", "415"] {
+            assert!(
+                turns["responses"].get(status).is_some(),
+                "{status}: {turns}"
+            );
+        }
+        let id = &turns["parameters"][0];
+        assert_eq!(id["name"], "id");
+        assert_eq!(id["schema"]["pattern"], crate::session_id::PATTERN);
+        assert_eq!(id["schema"]["maxLength"], crate::session_id::MAX_LEN);
+        assert!(
+            json["paths"]["/healthz"]["get"]["responses"]
+                .get("401")
+                .is_none()
+        );
+    }
+}
