@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) created: u64,
     /// The running turns: shutdown waits for them.
     pub(crate) turns: TaskTracker,
+    /// Where `POST /v1/admin/retention` hands what it prunes, if anywhere.
+    pub(crate) archive: Option<crate::admin::SharedArchive>,
 }
 
 impl Shared {
