@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use brute::session::retention::Archive;
-use brute::session::{ForkError, Retention, SessionError, SessionStore};
+use brute::session::{ForkError, Retention, RetentionReport, SessionError, SessionStore};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -130,21 +130,16 @@ pub(crate) async fn retention(
     if let Some(count) = request.max_sessions {
         policy = policy.max_sessions(count);
     }
-    let report = if policy.max_age.is_some() || policy.max_sessions.is_some() {
-        timed(
-            &shared,
-            "applying retention",
-            ALL,
-            shared.sessions.retain(&policy),
-        )
-        .await?
-    } else {
-        Default::default()
-    };
+    let mut report = RetentionReport::default();
+    if policy.max_age.is_some() || policy.max_sessions.is_some() {
+        let retain = shared.sessions.retain(&policy);
+        report = timed(&shared, "applying retention", ALL, retain).await?;
+    }
+    let ids = timed(&shared, "listing the store", ALL, shared.sessions.list()).await?;
+    report.kept = ids.len();
     let mut pruned = BTreeMap::new();
     let mut busy = Vec::new();
     if let Some(keep) = request.prune_to {
-        let ids = timed(&shared, "listing the store", ALL, shared.sessions.list()).await?;
         for id in ids {
             let prune = shared.sessions.prune(&id, keep, &*archive);
             match tokio::time::timeout(shared.timeout, prune).await {
