@@ -11,19 +11,15 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use brute::session::retention::Archive;
 use brute::session::{ForkError, Retention, RetentionReport, SessionError, SessionStore};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, parse};
-use crate::state::Shared;
+use crate::state::{Shared, SharedArchive};
 
 /// What an error of a store-wide operation names as its session.
 const ALL: &str = "(all)";
-
-/// The archive of a server's prunes ([`Server::archive`](crate::Server::archive)).
-pub(crate) type SharedArchive = Arc<Archive<'static>>;
 
 /// Runs a store operation under the request timeout; `what` names it in a 504.
 async fn timed<T>(

@@ -38,7 +38,7 @@ pub struct Server {
     /// Whether the server was built with a store (false: `without_store`).
     keeps_sessions: bool,
     approval_expiry: Duration,
-    archive: Option<crate::admin::SharedArchive>,
+    archive: Option<crate::state::SharedArchive>,
 }
 
 impl Server {

@@ -173,10 +173,10 @@ pub enum SessionError {
     /// A fork or a rewind was refused: the point splits a tool call from its
     /// result, is past the end, or the fork's new session exists.
     #[error(transparent)]
-    Fork(super::fork::ForkError),
+    Fork(super::history_error::ForkError),
     /// A retention step failed (an archive refused what a prune would remove).
     #[error(transparent)]
-    Retention(super::retention::RetentionError),
+    Retention(super::history_error::RetentionError),
 }
 
 impl From<SessionError> for Error {

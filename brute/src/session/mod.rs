@@ -27,6 +27,7 @@ mod copy;
 mod error;
 mod file;
 mod fork;
+mod history_error;
 #[cfg(feature = "sqlite")]
 mod holder;
 mod jsonl;

@@ -18,8 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use super::error::SessionError;
-use super::store::SessionStore;
+pub use super::history_error::RetentionError;
 use crate::error::BoxError;
 use crate::message::{Message, Role};
 
@@ -163,25 +162,6 @@ pub struct RetentionReport {
     pub kept: usize,
 }
 
-/// Why a retention step failed, beyond the store's own errors.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RetentionError {
-    /// The archive refused the messages a prune would remove: nothing was removed.
-    #[error(
-        "session {session}: the archive refused the {messages} messages a prune would remove, so none were: {source}"
-    )]
-    Archive {
-        /// The session.
-        session: String,
-        /// How many messages the prune would have removed.
-        messages: usize,
-        /// What the archive said.
-        #[source]
-        source: BoxError,
-    },
-}
-
 /// Where [`SessionStore::prune`] hands the messages it removes, before it removes
 /// them: the session id and the messages, oldest first (what [`Event::Compacted`]'s
 /// `removed` carries for a compaction). An error stops the prune with nothing removed.
@@ -213,72 +193,6 @@ pub fn prune_point(messages: &[Message], keep: usize) -> usize {
     } else {
         0
     }
-}
-
-/// [`SessionStore::sessions`]' provided implementation: every session loaded.
-pub(crate) async fn sessions<S: SessionStore + ?Sized>(
-    store: &S,
-) -> Result<Vec<SessionInfo>, SessionError> {
-    let mut sessions = Vec::new();
-    for id in store.list().await? {
-        let size = store.size(&id).await?;
-        sessions.push(SessionInfo {
-            id,
-            size,
-            updated: None,
-        });
-    }
-    Ok(sessions)
-}
-
-/// [`SessionStore::retain`]'s provided implementation.
-pub(crate) async fn retain<S: SessionStore + ?Sized>(
-    store: &S,
-    policy: &Retention,
-) -> Result<RetentionReport, SessionError> {
-    let sessions = store.sessions().await?;
-    let mut report = RetentionReport::default();
-    for id in policy.victims(&sessions) {
-        match store.delete(&id).await {
-            Ok(()) => report.deleted.push(id),
-            Err(SessionError::Locked { .. } | SessionError::Leased { .. }) => {
-                report.skipped.push(id);
-            }
-            Err(error) => return Err(error),
-        }
-    }
-    report.kept = sessions.len() - report.deleted.len();
-    Ok(report)
-}
-
-/// [`SessionStore::prune`]'s provided implementation.
-pub(crate) async fn prune<S: SessionStore + ?Sized>(
-    store: &S,
-    id: &str,
-    keep: usize,
-    archive: &Archive<'_>,
-) -> Result<usize, SessionError> {
-    let (mut lease, messages) = store.open(id).await?;
-    let cut = prune_point(&messages, keep);
-    let pruned = if cut == 0 {
-        Ok(0)
-    } else {
-        match archive(id, &messages[..cut]) {
-            Ok(()) => store
-                .rewrite(&mut lease, 0, &messages[cut..])
-                .await
-                .map(|()| cut),
-            Err(source) => Err(SessionError::Retention(RetentionError::Archive {
-                session: id.to_string(),
-                messages: cut,
-                source,
-            })),
-        }
-    };
-    let released = store.release(lease).await;
-    let pruned = pruned?;
-    released?;
-    Ok(pruned)
 }
 
 /// `updated` as milliseconds since the Unix epoch (JSON has no time type).

@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::error::SessionError;
-use super::fork;
+use super::fork::{self, ForkError};
+use super::history_error::RetentionError;
 use super::retention::{
     self, Archive, Retention, RetentionReport, SessionInfo, SessionSize, StoreSize,
 };
@@ -97,7 +98,15 @@ pub trait SessionStore: Send + Sync + 'static {
     /// loads each (and knows no times); brute's stores read their sizes without
     /// loading a message.
     fn sessions(&self) -> impl Future<Output = Result<Vec<SessionInfo>, SessionError>> + Send {
-        retention::sessions(self)
+        async move {
+            let mut sessions = Vec::new();
+            for id in self.list().await? {
+                let size = self.size(&id).await?;
+                let updated = None;
+                sessions.push(SessionInfo { id, size, updated });
+            }
+            Ok(sessions)
+        }
     }
 
     /// The size of the whole store. The default sums [`sessions`](Self::sessions).
@@ -114,7 +123,21 @@ pub trait SessionStore: Send + Sync + 'static {
         &self,
         policy: &Retention,
     ) -> impl Future<Output = Result<RetentionReport, SessionError>> + Send {
-        retention::retain(self, policy)
+        async move {
+            let sessions = self.sessions().await?;
+            let mut report = RetentionReport::default();
+            for id in policy.victims(&sessions) {
+                match self.delete(&id).await {
+                    Ok(()) => report.deleted.push(id),
+                    Err(SessionError::Locked { .. } | SessionError::Leased { .. }) => {
+                        report.skipped.push(id);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            report.kept = sessions.len() - report.deleted.len();
+            Ok(report)
+        }
     }
 
     /// Prunes the oldest history of session `id` so that at most `keep` messages
@@ -131,7 +154,24 @@ pub trait SessionStore: Send + Sync + 'static {
         keep: usize,
         archive: &'a Archive<'a>,
     ) -> impl Future<Output = Result<usize, SessionError>> + Send + 'a {
-        retention::prune(self, id, keep, archive)
+        async move {
+            let (mut lease, messages) = self.open(id).await?;
+            let cut = retention::prune_point(&messages, keep);
+            let pruned = match cut {
+                0 => Ok(()),
+                _ => match archive(id, &messages[..cut]) {
+                    Ok(()) => self.rewrite(&mut lease, 0, &messages[cut..]).await,
+                    Err(source) => Err(SessionError::Retention(RetentionError::Archive {
+                        session: id.to_string(),
+                        messages: cut,
+                        source,
+                    })),
+                },
+            };
+            let released = self.release(lease).await;
+            pruned?;
+            released.map(|()| cut)
+        }
     }
 
     /// Copies the first `at` messages of session `from` into the new session `to`
@@ -145,7 +185,26 @@ pub trait SessionStore: Send + Sync + 'static {
         at: usize,
         to: &str,
     ) -> impl Future<Output = Result<usize, SessionError>> + Send {
-        fork::fork(self, from, at, to)
+        async move {
+            if from == to {
+                let session = from.to_string();
+                return Err(SessionError::Fork(ForkError::SameSession { session }));
+            }
+            let messages = self.load(from).await?;
+            fork::check_point(from, &messages, at).map_err(SessionError::Fork)?;
+            let (mut lease, existing) = self.open(to).await?;
+            let written = match existing.len() {
+                0 => self.append(&mut lease, &messages[..at]).await,
+                len => Err(SessionError::Fork(ForkError::TargetExists {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    len,
+                })),
+            };
+            let released = self.release(lease).await;
+            written?;
+            released.map(|()| at)
+        }
     }
 
     /// Cuts session `id` back to its first `to` messages, under its lease (fails
@@ -157,7 +216,16 @@ pub trait SessionStore: Send + Sync + 'static {
         id: &str,
         to: usize,
     ) -> impl Future<Output = Result<Vec<Message>, SessionError>> + Send {
-        fork::rewind(self, id, to)
+        async move {
+            let (mut lease, mut messages) = self.open(id).await?;
+            let cut = match fork::check_point(id, &messages, to) {
+                Ok(()) => self.rewrite(&mut lease, to, &[]).await,
+                Err(refused) => Err(SessionError::Fork(refused)),
+            };
+            let released = self.release(lease).await;
+            cut?;
+            released.map(|()| messages.split_off(to))
+        }
     }
 
     /// Ends the lease of a turn that was dropped half-way (its future cancelled, a
