@@ -104,6 +104,11 @@ async fn retention<S: SessionStore>(store: &S, age: impl Fn(&str, SystemTime)) {
     assert_eq!(report.deleted, ["b"]);
     assert_eq!(store.list().await.unwrap(), ["c"]);
     assert_eq!(store.store_size().await.unwrap().messages, 6);
+    // A write makes a session new again (the file's time; the databases' triggers).
+    age("c", hours(5));
+    write(store, "c", &[Message::user("back")]).await;
+    let c = store.sessions().await.unwrap();
+    assert!(c[0].updated.unwrap() > hours(5), "{c:?}");
     // Nothing is past either limit now.
     let report = store
         .retain(
