@@ -11,6 +11,10 @@
 //! | `POST /v1/sessions/{id}/approvals/{call_id}` | a decision on a call that waits for approval (`{"decision": "approve"}`, `"deny"` with a `reason`, `"edit"` with `arguments`); the paused turn resumes and streams as above |
 //! | `GET /v1/sessions/{id}` | the stored history and the calls waiting for approval (`404` for none) |
 //! | `DELETE /v1/sessions/{id}` | deletes it (`204`; `409` while a turn runs) |
+//! | `POST /v1/sessions/{id}/fork` | `{"at": n, "to"?: ".."}`: a new session holding the first `n` messages (201 `{"id", "from", "messages"}`); `400 invalid_position` for a point between a tool call and its result, `409 exists` when `to` holds messages |
+//! | `POST /v1/sessions/{id}/rewind` | `{"to": n}`: cuts the session back to its first `n` messages, under its lease (`409` while a turn runs; `400 invalid_position` as for a fork) |
+//! | `GET /v1/admin/store` | the store's size (sessions, messages, bytes, bytes on disk) and each session's, with its last write |
+//! | `POST /v1/admin/retention` | `{"max_age_secs"?, "max_sessions"?, "prune_to"?, "discard"?}`: deletes old sessions (never one a turn holds) and prunes the rest through [`Server::archive`] |
 //! | `POST /v1/chat/completions` | OpenAI-compatible, streamed and not; `model` names the agent; the request's `tools` run on the client (their calls come back as `tool_calls`), `response_format` is the turn's output schema, `stream_options.include_usage` adds the usage chunk; a call waiting for approval is a 403 `approval_required` naming the session kept for the decision |
 //! | `GET /v1/agents` | the agents, the default first |
 //! | `GET /v1/models`, `GET /v1/models/{id}` | the agents in OpenAI's model-list shape (`{"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}]}`), each `id` a `model` of chat completions; 404 for an unknown id |
@@ -56,6 +60,7 @@
 //! http://127.0.0.1:8080/v1/sessions/alice/turns` shows the turn as it runs.
 
 mod a2a;
+mod admin;
 mod agui;
 mod approvals;
 mod auth;

@@ -18,7 +18,8 @@ use tokio_util::task::TaskTracker;
 use crate::error::ServeError;
 use crate::state::Shared;
 use crate::{
-    approvals, auth, chat, chat_tap, fallback, health, live, models, sessions_api, turns, web,
+    admin, approvals, auth, chat, chat_tap, fallback, health, live, models, sessions_api, turns,
+    web,
 };
 
 /// Builds a server that hosts agents over HTTP; see the [crate docs](crate).
@@ -37,6 +38,7 @@ pub struct Server {
     /// Whether the server was built with a store (false: `without_store`).
     keeps_sessions: bool,
     approval_expiry: Duration,
+    archive: Option<crate::state::SharedArchive>,
 }
 
 impl Server {
@@ -51,6 +53,7 @@ impl Server {
             drain: Duration::from_secs(30),
             keeps_sessions: true,
             approval_expiry: Duration::from_secs(3600),
+            archive: None,
         }
     }
 
@@ -121,6 +124,18 @@ impl Server {
         self
     }
 
+    /// Where `POST /v1/admin/retention` hands the messages a prune removes, before
+    /// they go (the session id, the messages oldest first; an error keeps them):
+    /// the archive a `Compacted` event handler writes to. Without one, a prune
+    /// needs `"discard": true`.
+    pub fn archive(
+        mut self,
+        archive: impl Fn(&str, &[brute::Message]) -> Result<(), brute::BoxError> + Send + Sync + 'static,
+    ) -> Server {
+        self.archive = Some(Arc::new(archive));
+        self
+    }
+
     /// How long graceful shutdown waits for running turns to finish (default 30 s).
     pub fn drain(mut self, drain: Duration) -> Server {
         self.drain = drain;
@@ -154,6 +169,7 @@ impl Server {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             turns: turns.clone(),
+            archive: self.archive,
         });
         let a2a = crate::a2a::routes(&shared, &auth);
         let api = Router::new()
@@ -168,6 +184,10 @@ impl Server {
                 "/v1/sessions/{id}",
                 get(sessions_api::get).delete(sessions_api::delete),
             )
+            .route("/v1/sessions/{id}/fork", post(admin::fork))
+            .route("/v1/sessions/{id}/rewind", post(admin::rewind))
+            .route("/v1/admin/store", get(admin::store))
+            .route("/v1/admin/retention", post(admin::retention))
             .route("/v1/chat/completions", post(chat::post))
             .route("/v1/agents", get(health::agents))
             .route("/v1/models", get(models::list))

@@ -12,6 +12,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::error::ApiError;
 
+/// The archive of a server's prunes ([`Server::archive`](crate::Server::archive)).
+pub(crate) type SharedArchive = Arc<brute::session::retention::Archive<'static>>;
+
 /// What every request handler shares: built once by
 /// [`Server::router`](crate::Server::router).
 pub(crate) struct Shared {
@@ -31,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) created: u64,
     /// The running turns: shutdown waits for them.
     pub(crate) turns: TaskTracker,
+    /// Where `POST /v1/admin/retention` hands what it prunes, if anywhere.
+    pub(crate) archive: Option<SharedArchive>,
 }
 
 impl Shared {

@@ -157,3 +157,101 @@ async fn the_web_chat_streams_a_reply_and_approves_a_tool_call() {
     );
     browser.close().await;
 }
+
+/// Answers `echo: <the prompt>`, streamed.
+struct Echo;
+
+impl Model for Echo {
+    async fn complete(&self, env: &Env) -> Result<Completion, brute::Error> {
+        let last = env.messages.last().map_or("", |m| m.content.as_str());
+        let text = format!("echo: {last}");
+        streamed(env, &text).await;
+        Ok(Message::assistant(text).into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_chat_forks_a_session_from_a_message() {
+    use brute::session::SessionStore;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(JsonlStore::new(dir.path().join("sessions")));
+    let stored = [
+        Message::user("one"),
+        Message::assistant("echo: one"),
+        Message::user("two"),
+        Message::assistant("echo: two"),
+    ];
+    let (mut lease, _) = store.open("trip").await.unwrap();
+    store.append(&mut lease, &stored).await.unwrap();
+    store.release(lease).await.unwrap();
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run Echo;
+    };
+    let running = Running::start(
+        Server::new(store.clone())
+            .agent("echo", agent)
+            .bearer_token(TOKEN),
+    )
+    .await;
+    let driver = webdriver::Driver::start().await;
+    let browser = driver.browser().await;
+    browser.goto(&format!("{}/", running.base)).await;
+    browser.type_into("#token", TOKEN).await;
+    browser
+        .eval("const s = document.querySelector('#session'); s.value = 'trip'; s.dispatchEvent(new Event('change')); return true")
+        .await;
+
+    // A button per message: before each prompt, after each reply.
+    let positions = browser
+        .wait_for(
+            "the fork buttons",
+            "const b = [...document.querySelectorAll('button.fork')]; return b.length === 4 ? b.map((b) => b.dataset.at).join(',') : null",
+        )
+        .await;
+    assert_eq!(positions, "0,2,2,4");
+
+    // Fork after the first reply: a new session with the first two messages.
+    browser.click(".assistant + button.fork").await;
+    let status = browser
+        .wait_for(
+            "the forked session",
+            "const s = document.querySelector('#status').textContent; return s.startsWith('forked') && document.querySelectorAll('.user').length === 1 && document.querySelectorAll('button.fork').length === 2 ? s : null",
+        )
+        .await;
+    let forked = browser
+        .eval("return document.querySelector('#session').value")
+        .await;
+    let forked = forked.as_str().unwrap().to_owned();
+    assert_ne!(forked, "trip");
+    assert_eq!(
+        status,
+        format!("forked trip at message 2 into {forked}").as_str()
+    );
+    assert_eq!(store.load(&forked).await.unwrap(), stored[..2]);
+    assert_eq!(
+        store.load("trip").await.unwrap(),
+        stored,
+        "the original stays"
+    );
+
+    // The fork goes its own way, and what the turn added gets its buttons.
+    browser.type_into("#prompt", "three").await;
+    browser.click("#send").await;
+    browser
+        .wait_for(
+            "the reply in the fork",
+            "return document.querySelector('#status').textContent === 'completed' && document.querySelectorAll('button.fork').length === 4",
+        )
+        .await;
+    let texts: Vec<String> = store
+        .load(&forked)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(texts, ["one", "echo: one", "three", "echo: three"]);
+    assert_eq!(store.load("trip").await.unwrap(), stored);
+    browser.close().await;
+}

@@ -170,6 +170,13 @@ pub enum SessionError {
         /// Which store.
         store: &'static str,
     },
+    /// A fork or a rewind was refused: the point splits a tool call from its
+    /// result, is past the end, or the fork's new session exists.
+    #[error(transparent)]
+    Fork(super::history_error::ForkError),
+    /// A retention step failed (an archive refused what a prune would remove).
+    #[error(transparent)]
+    Retention(super::history_error::RetentionError),
 }
 
 impl From<SessionError> for Error {

@@ -9,6 +9,8 @@ use super::error::{SessionError, io_error};
 use super::file::{Limits, SessionFile};
 use super::lock::{LockGuard, resolve};
 use super::pool::Pool;
+use super::retention::{SessionInfo, SessionSize, StoreSize};
+use super::retention_fs::{dir_bytes, file_info};
 use super::store::{Abandoned, SessionStore};
 use super::tail;
 use crate::message::Message;
@@ -323,6 +325,35 @@ impl SessionStore for JsonlStore {
                 }
             })
             .await?
+    }
+
+    /// The file's lines and length, and its modification time.
+    async fn size(&self, id: &str) -> Result<SessionSize, SessionError> {
+        let path = self.path_of(id)?;
+        let info = self.pool.run_plain(move || file_info(&path)).await?;
+        Ok(info?.0)
+    }
+
+    async fn sessions(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        let store = self.clone();
+        self.pool
+            .run_plain(move || {
+                let mut sessions = Vec::new();
+                for id in list(&store.dir)? {
+                    let (size, updated) = file_info(&store.path_of(&id)?)?;
+                    sessions.push(SessionInfo { id, size, updated });
+                }
+                Ok(sessions)
+            })
+            .await?
+    }
+
+    /// The sessions' totals, and every file of the directory for `disk_bytes`.
+    async fn store_size(&self) -> Result<StoreSize, SessionError> {
+        let mut size = StoreSize::of(&self.sessions().await?);
+        let dir = self.dir.clone();
+        size.disk_bytes = Some(self.pool.run_plain(move || dir_bytes(&dir)).await??);
+        Ok(size)
     }
 }
 

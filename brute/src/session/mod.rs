@@ -15,6 +15,8 @@
 //! and an expiry, fenced writes; their lease is `DbLease`), and `lease_ttl` is a
 //! property of the store value on both.
 //! - [`copy_sessions`]: moves sessions between stores.
+//! - Size, retention and pruning ([`retention`]); fork and rewind
+//!   ([`SessionStore::fork`], [`SessionStore::rewind`]): provided by every store.
 //!
 //! Which to pick: JSONL for one process or machine and sessions you read with `jq`;
 //! SQLite for one machine with many sessions (one file to back up, no directory of
@@ -24,6 +26,8 @@
 mod copy;
 mod error;
 mod file;
+mod fork;
+mod history_error;
 #[cfg(feature = "sqlite")]
 mod holder;
 mod jsonl;
@@ -37,6 +41,10 @@ mod pg_conn;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
+pub mod retention;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod retention_db;
+mod retention_fs;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;
 #[cfg(feature = "sqlite")]
@@ -50,12 +58,14 @@ pub use crate::stream::pending::ABANDONED_APPROVAL;
 pub use copy::copy_sessions;
 pub use error::SessionError;
 pub use file::SessionFile;
+pub use fork::{ForkError, check_point};
 pub use jsonl::{FileLease, JsonlStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use lease::DbLease;
 pub use log::{SessionId, SessionPath, TurnSaved};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use retention::{Retention, RetentionReport, SessionInfo, SessionSize, StoreSize};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use store::{Abandoned, BoxLease, BoxStore, SessionStore, Store, StoreFuture};

@@ -10,6 +10,8 @@ use tokio_postgres::Client;
 use super::error::SessionError;
 use super::lease::{DbLease, Dialect, Sql, Step, database_error, next_after, ttl_ms};
 use super::pg_conn::{self, Conn, PgError, TxConn};
+use super::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
+use super::retention_db::{self, POSTGRES, count};
 use super::rows::{bodies, new_owner, parse};
 use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
@@ -129,6 +131,9 @@ impl PostgresStore {
         create_tables(&mut transactions)
             .await
             .map_err(sql.fail(Step::Setup, "the tables"))?;
+        retention_db::create_activity(&mut transactions)
+            .await
+            .map_err(sql.fail(Step::Setup, "the activity table"))?;
         let mut shared = Vec::with_capacity(SHARED);
         for _ in 0..SHARED {
             let client = pg_conn::connect(&url, Some(SHARED_SETUP))
@@ -492,5 +497,61 @@ impl SessionStore for PostgresStore {
             Ok(Ok(()))
         })
         .await
+    }
+
+    /// The rows of the session and the bytes of their JSON.
+    async fn size(&self, id: &str) -> Result<SessionSize, SessionError> {
+        let fail = || self.sql().fail(Step::Load, id);
+        let rows = self
+            .query(id, POSTGRES.size, &[&id])
+            .await
+            .map_err(fail())?;
+        let row = rows
+            .first()
+            .ok_or_else(|| database_error("postgres", Step::Load, id, "no row"))?;
+        let (messages, bytes): (i64, i64) = row
+            .try_get(0)
+            .and_then(|m| Ok((m, row.try_get(1)?)))
+            .map_err(|e| fail()(PgError::new(e)))?;
+        Ok(SessionSize {
+            messages: count(messages),
+            bytes: count(bytes),
+        })
+    }
+
+    async fn sessions(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        let fail = || self.sql().fail(Step::List, "");
+        let rows = self
+            .query("", POSTGRES.sessions, &[])
+            .await
+            .map_err(fail())?;
+        rows.iter()
+            .map(|row| {
+                Ok(SessionInfo {
+                    id: row.try_get(0)?,
+                    size: SessionSize {
+                        messages: count(row.try_get(1)?),
+                        bytes: count(row.try_get(2)?),
+                    },
+                    updated: from_unix_ms(row.try_get(3)?),
+                })
+            })
+            .collect::<Result<_, tokio_postgres::Error>>()
+            .map_err(|e| fail()(PgError::new(e)))
+    }
+
+    /// The sessions' totals, and the four tables with their indexes and TOAST for
+    /// `disk_bytes`.
+    async fn store_size(&self) -> Result<StoreSize, SessionError> {
+        let mut size = StoreSize::of(&self.sessions().await?);
+        let fail = || self.sql().fail(Step::List, "");
+        let rows = self.query("", POSTGRES.disk, &[]).await.map_err(fail())?;
+        let disk: i64 = rows
+            .first()
+            .ok_or_else(|| database_error("postgres", Step::List, "", "no row"))?
+            .try_get(0)
+            .map_err(|e| fail()(PgError::new(e)))?;
+        size.disk_bytes = Some(count(disk));
+        Ok(size)
     }
 }

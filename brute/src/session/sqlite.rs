@@ -13,6 +13,8 @@ use tokio::sync::oneshot;
 use super::error::SessionError;
 use super::holder::Holder;
 use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
+use super::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
+use super::retention_db::{self, SQLITE, count};
 use super::rows::{bodies, parse};
 use super::store::{Abandoned, SessionStore};
 use crate::message::Message;
@@ -118,6 +120,8 @@ impl SqliteStore {
              ) WITHOUT ROWID;",
         )
         .map_err(sql.fail(Step::Setup, &where_))?;
+        conn.execute_batch(retention_db::SQLITE_SCHEMA)
+            .map_err(sql.fail(Step::Setup, &where_))?;
         let holder = Arc::new(Holder::new(&path));
         let kept = holder.clone();
         let (queue, jobs) = mpsc::channel();
@@ -490,5 +494,59 @@ impl SessionStore for SqliteStore {
             Ok(())
         })
         .await
+    }
+
+    /// The rows of the session and the bytes of their JSON.
+    async fn size(&self, id: &str) -> Result<SessionSize, SessionError> {
+        let session = id.to_string();
+        self.run(id, move |conn, sql| {
+            conn.prepare_cached(SQLITE.size)
+                .and_then(|mut q| {
+                    q.query_row([&session], |row| {
+                        Ok(SessionSize {
+                            messages: count(row.get(0)?),
+                            bytes: count(row.get(1)?),
+                        })
+                    })
+                })
+                .map_err(sql.fail(Step::Load, &session))
+        })
+        .await
+    }
+
+    async fn sessions(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        self.run("", |conn, sql| {
+            let fail = || sql.fail(Step::List, "");
+            let mut statement = conn.prepare_cached(SQLITE.sessions).map_err(fail())?;
+            let sessions = statement
+                .query_map([], |row| {
+                    Ok(SessionInfo {
+                        id: row.get(0)?,
+                        size: SessionSize {
+                            messages: count(row.get(1)?),
+                            bytes: count(row.get(2)?),
+                        },
+                        updated: from_unix_ms(row.get(3)?),
+                    })
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(fail())?;
+            Ok(sessions)
+        })
+        .await
+    }
+
+    /// The sessions' totals, and the database file's pages for `disk_bytes` (the
+    /// write-ahead log aside).
+    async fn store_size(&self) -> Result<StoreSize, SessionError> {
+        let mut size = StoreSize::of(&self.sessions().await?);
+        let disk = self
+            .run("", |conn, sql| {
+                conn.query_row(SQLITE.disk, [], |row| row.get::<_, i64>(0))
+                    .map_err(sql.fail(Step::List, ""))
+            })
+            .await?;
+        size.disk_bytes = Some(count(disk));
+        Ok(size)
     }
 }

@@ -8,6 +8,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::error::SessionError;
+use super::fork::{self, ForkError};
+use super::history_error::RetentionError;
+use super::retention::{
+    self, Archive, Retention, RetentionReport, SessionInfo, SessionSize, StoreSize,
+};
 use crate::message::Message;
 
 /// A boxed future of the session stores.
@@ -81,6 +86,147 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Deletes session `id` (nothing happens for an unknown one). Fails with
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it.
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), SessionError>> + Send;
+
+    /// The size of session `id` (an unknown session is empty): see
+    /// [`retention`](super::retention) for what each store counts. The default loads
+    /// it.
+    fn size(&self, id: &str) -> impl Future<Output = Result<SessionSize, SessionError>> + Send {
+        async move { Ok(SessionSize::of(&self.load(id).await?)) }
+    }
+
+    /// Every stored session with its size and last write, sorted by id. The default
+    /// loads each (and knows no times); brute's stores read their sizes without
+    /// loading a message.
+    fn sessions(&self) -> impl Future<Output = Result<Vec<SessionInfo>, SessionError>> + Send {
+        async move {
+            let mut sessions = Vec::new();
+            for id in self.list().await? {
+                let size = self.size(&id).await?;
+                let updated = None;
+                sessions.push(SessionInfo { id, size, updated });
+            }
+            Ok(sessions)
+        }
+    }
+
+    /// The size of the whole store. The default sums [`sessions`](Self::sessions).
+    fn store_size(&self) -> impl Future<Output = Result<StoreSize, SessionError>> + Send {
+        async move { Ok(StoreSize::of(&self.sessions().await?)) }
+    }
+
+    /// Deletes the sessions `policy` names (too old, or beyond a count, oldest
+    /// first), never one a turn holds: those are
+    /// [`skipped`](RetentionReport::skipped). Built on [`sessions`](Self::sessions)
+    /// and [`delete`](Self::delete). A session written between the listing and its
+    /// deletion is judged by its time at the listing.
+    fn retain(
+        &self,
+        policy: &Retention,
+    ) -> impl Future<Output = Result<RetentionReport, SessionError>> + Send {
+        async move {
+            let sessions = self.sessions().await?;
+            let mut report = RetentionReport::default();
+            for id in policy.victims(&sessions) {
+                match self.delete(&id).await {
+                    Ok(()) => report.deleted.push(id),
+                    Err(SessionError::Locked { .. } | SessionError::Leased { .. }) => {
+                        report.skipped.push(id);
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            report.kept = sessions.len() - report.deleted.len();
+            Ok(report)
+        }
+    }
+
+    /// Prunes the oldest history of session `id` so that at most `keep` messages
+    /// remain, cut before a user message (so no tool call is split from its result;
+    /// the last exchange always stays): what compaction does to the model's context,
+    /// done to the stored history. Takes the lease (fails with
+    /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it),
+    /// hands the messages that go to `archive` first (an error there removes
+    /// nothing: [`RetentionError::Archive`](super::retention::RetentionError::Archive)), then rewrites the session atomically.
+    /// Returns how many messages went.
+    fn prune<'a>(
+        &'a self,
+        id: &'a str,
+        keep: usize,
+        archive: &'a Archive<'a>,
+    ) -> impl Future<Output = Result<usize, SessionError>> + Send + 'a {
+        async move {
+            let (mut lease, messages) = self.open(id).await?;
+            let cut = retention::prune_point(&messages, keep);
+            let pruned = match cut {
+                0 => Ok(()),
+                _ => match archive(id, &messages[..cut]) {
+                    Ok(()) => self.rewrite(&mut lease, 0, &messages[cut..]).await,
+                    Err(source) => Err(SessionError::Retention(RetentionError::Archive {
+                        session: id.to_string(),
+                        messages: cut,
+                        source,
+                    })),
+                },
+            };
+            let released = self.release(lease).await;
+            pruned?;
+            released.map(|()| cut)
+        }
+    }
+
+    /// Copies the first `at` messages of session `from` into the new session `to`
+    /// (without taking `from`'s lease: a turn may run on it meanwhile) and returns
+    /// how many were copied. Refuses a point that splits a tool call from its
+    /// result ([`ForkError::SplitsToolCall`](super::ForkError::SplitsToolCall), naming the position and the call id),
+    /// one past the end, and a `to` that holds messages.
+    fn fork(
+        &self,
+        from: &str,
+        at: usize,
+        to: &str,
+    ) -> impl Future<Output = Result<usize, SessionError>> + Send {
+        async move {
+            if from == to {
+                let session = from.to_string();
+                return Err(SessionError::Fork(ForkError::SameSession { session }));
+            }
+            let messages = self.load(from).await?;
+            fork::check_point(from, &messages, at).map_err(SessionError::Fork)?;
+            let (mut lease, existing) = self.open(to).await?;
+            let written = match existing.len() {
+                0 => self.append(&mut lease, &messages[..at]).await,
+                len => Err(SessionError::Fork(ForkError::TargetExists {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    len,
+                })),
+            };
+            let released = self.release(lease).await;
+            written?;
+            released.map(|()| at)
+        }
+    }
+
+    /// Cuts session `id` back to its first `to` messages, under its lease (fails
+    /// with [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds
+    /// it), atomically, and returns the messages removed. Refuses a point that splits
+    /// a tool call from its result ([`ForkError::SplitsToolCall`](super::ForkError::SplitsToolCall)) or is past the end.
+    fn rewind(
+        &self,
+        id: &str,
+        to: usize,
+    ) -> impl Future<Output = Result<Vec<Message>, SessionError>> + Send {
+        async move {
+            let (mut lease, mut messages) = self.open(id).await?;
+            let cut = match fork::check_point(id, &messages, to) {
+                Ok(()) => self.rewrite(&mut lease, to, &[]).await,
+                Err(refused) => Err(SessionError::Fork(refused)),
+            };
+            let released = self.release(lease).await;
+            cut?;
+            released.map(|()| messages.split_off(to))
+        }
+    }
 
     /// Ends the lease of a turn that was dropped half-way (its future cancelled, a
     /// streamed turn whose stream was dropped), from synchronous code: applies
@@ -228,6 +374,39 @@ impl SessionStore for BoxStore {
     fn abandon(&self, lease: BoxLease, ending: Abandoned) {
         lease.0.abandon(ending);
     }
+
+    async fn size(&self, id: &str) -> Result<SessionSize, SessionError> {
+        self.0.size_dyn(id).await
+    }
+
+    async fn sessions(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        self.0.sessions_dyn().await
+    }
+
+    async fn store_size(&self) -> Result<StoreSize, SessionError> {
+        self.0.store_size_dyn().await
+    }
+
+    async fn retain(&self, policy: &Retention) -> Result<RetentionReport, SessionError> {
+        self.0.retain_dyn(policy).await
+    }
+
+    fn prune<'a>(
+        &'a self,
+        id: &'a str,
+        keep: usize,
+        archive: &'a Archive<'a>,
+    ) -> impl Future<Output = Result<usize, SessionError>> + Send + 'a {
+        self.0.prune_dyn(id, keep, archive)
+    }
+
+    async fn fork(&self, from: &str, at: usize, to: &str) -> Result<usize, SessionError> {
+        self.0.fork_dyn(from, at, to).await
+    }
+
+    async fn rewind(&self, id: &str, to: usize) -> Result<Vec<Message>, SessionError> {
+        self.0.rewind_dyn(id, to).await
+    }
 }
 
 impl BoxStore {
@@ -259,6 +438,18 @@ pub(crate) trait DynStore: Send + Sync {
     fn load_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>>;
     fn list_dyn(&self) -> StoreFuture<'_, Vec<String>>;
     fn delete_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+    fn size_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, SessionSize>;
+    fn sessions_dyn(&self) -> StoreFuture<'_, Vec<SessionInfo>>;
+    fn store_size_dyn(&self) -> StoreFuture<'_, StoreSize>;
+    fn retain_dyn<'a>(&'a self, policy: &'a Retention) -> StoreFuture<'a, RetentionReport>;
+    fn prune_dyn<'a>(
+        &'a self,
+        id: &'a str,
+        keep: usize,
+        archive: &'a Archive<'a>,
+    ) -> StoreFuture<'a, usize>;
+    fn fork_dyn<'a>(&'a self, from: &'a str, at: usize, to: &'a str) -> StoreFuture<'a, usize>;
+    fn rewind_dyn<'a>(&'a self, id: &'a str, to: usize) -> StoreFuture<'a, Vec<Message>>;
 }
 
 /// A lease behind a pointer, with its store.
@@ -302,6 +493,39 @@ impl<S: SessionStore> DynStore for Erased<S> {
 
     fn delete_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(self.0.delete(id))
+    }
+
+    fn size_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, SessionSize> {
+        Box::pin(self.0.size(id))
+    }
+
+    fn sessions_dyn(&self) -> StoreFuture<'_, Vec<SessionInfo>> {
+        Box::pin(self.0.sessions())
+    }
+
+    fn store_size_dyn(&self) -> StoreFuture<'_, StoreSize> {
+        Box::pin(self.0.store_size())
+    }
+
+    fn retain_dyn<'a>(&'a self, policy: &'a Retention) -> StoreFuture<'a, RetentionReport> {
+        Box::pin(self.0.retain(policy))
+    }
+
+    fn prune_dyn<'a>(
+        &'a self,
+        id: &'a str,
+        keep: usize,
+        archive: &'a Archive<'a>,
+    ) -> StoreFuture<'a, usize> {
+        Box::pin(self.0.prune(id, keep, archive))
+    }
+
+    fn fork_dyn<'a>(&'a self, from: &'a str, at: usize, to: &'a str) -> StoreFuture<'a, usize> {
+        Box::pin(self.0.fork(from, at, to))
+    }
+
+    fn rewind_dyn<'a>(&'a self, id: &'a str, to: usize) -> StoreFuture<'a, Vec<Message>> {
+        Box::pin(self.0.rewind(id, to))
     }
 }
 

@@ -1,0 +1,231 @@
+//! The store's administration, behind the token like every `/v1` endpoint:
+//! `GET /v1/admin/store` (sizes), `POST /v1/admin/retention` (delete old sessions,
+//! prune old history), and a session's `POST /v1/sessions/{id}/fork` and
+//! `POST /v1/sessions/{id}/rewind`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use brute::session::{ForkError, Retention, RetentionReport, SessionError, SessionStore};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, parse};
+use crate::state::{Shared, SharedArchive};
+
+/// What an error of a store-wide operation names as its session.
+const ALL: &str = "(all)";
+
+/// Runs a store operation under the request timeout; `what` names it in a 504.
+async fn timed<T>(
+    shared: &Shared,
+    what: &str,
+    id: &str,
+    work: impl Future<Output = Result<T, SessionError>>,
+) -> Result<T, ApiError> {
+    tokio::time::timeout(shared.timeout, work)
+        .await
+        .map_err(|_| ApiError::timeout(what, shared.timeout))?
+        .map_err(|e| answer(id, &e))
+}
+
+/// A refused fork, rewind or prune as the client sees it; anything else as any
+/// store failure ([`ApiError::store`]).
+fn answer(id: &str, error: &SessionError) -> ApiError {
+    match error {
+        SessionError::Fork(ForkError::TargetExists { .. }) => {
+            ApiError::new(StatusCode::CONFLICT, "exists", error.to_string())
+        }
+        SessionError::Fork(
+            ForkError::SplitsToolCall { .. }
+            | ForkError::PastEnd { .. }
+            | ForkError::SameSession { .. },
+        ) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_position",
+            error.to_string(),
+        ),
+        _ => ApiError::store(id, error),
+    }
+}
+
+/// `GET /v1/admin/store`: the whole store's size and each session's, `{"sessions",
+/// "messages", "bytes", "disk_bytes", "list": [{"id", "messages", "bytes",
+/// "updated"}]}` (`updated` in milliseconds since the Unix epoch).
+pub(crate) async fn store(State(shared): State<Arc<Shared>>) -> Result<Json<Value>, ApiError> {
+    let sessions = timed(
+        &shared,
+        "listing the store",
+        ALL,
+        shared.sessions.sessions(),
+    )
+    .await?;
+    let size = timed(
+        &shared,
+        "measuring the store",
+        ALL,
+        shared.sessions.store_size(),
+    )
+    .await?;
+    Ok(Json(json!({
+        "sessions": size.sessions,
+        "messages": size.messages,
+        "bytes": size.bytes,
+        "disk_bytes": size.disk_bytes,
+        "list": sessions,
+    })))
+}
+
+/// The body of `POST /v1/admin/retention`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetentionRequest {
+    /// Delete sessions not written for this many seconds.
+    #[serde(default)]
+    max_age_secs: Option<u64>,
+    /// Keep at most this many sessions, the most recently written.
+    #[serde(default)]
+    max_sessions: Option<usize>,
+    /// Prune every session left to at most this many messages.
+    #[serde(default)]
+    prune_to: Option<usize>,
+    /// Prune without an archive: what goes is gone.
+    #[serde(default)]
+    discard: bool,
+}
+
+/// `POST /v1/admin/retention`: `{"max_age_secs"?, "max_sessions"?, "prune_to"?,
+/// "discard"?}`; deletes the sessions past the age or the count (never one a turn
+/// holds: `skipped`), then prunes the others to `prune_to` messages through the
+/// server's archive. `{"deleted": [..], "skipped": [..], "kept", "pruned": {id:
+/// messages removed}, "busy": [..]}`.
+pub(crate) async fn retention(
+    State(shared): State<Arc<Shared>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let request: RetentionRequest = parse(&body)?;
+    let archive: SharedArchive = match (&shared.archive, request.discard) {
+        (_, true) => Arc::new(brute::session::retention::discard),
+        (Some(archive), false) => archive.clone(),
+        (None, false) if request.prune_to.is_some() => {
+            return Err(ApiError::invalid(
+                "request body: `prune_to` without an archive: this server has none (`Server::archive`); send `\"discard\": true` to prune without one",
+            ));
+        }
+        (None, false) => Arc::new(brute::session::retention::discard),
+    };
+    let mut policy = Retention::new();
+    if let Some(secs) = request.max_age_secs {
+        policy = policy.max_age(Duration::from_secs(secs));
+    }
+    if let Some(count) = request.max_sessions {
+        policy = policy.max_sessions(count);
+    }
+    let mut report = RetentionReport::default();
+    if policy.max_age.is_some() || policy.max_sessions.is_some() {
+        let retain = shared.sessions.retain(&policy);
+        report = timed(&shared, "applying retention", ALL, retain).await?;
+    }
+    let ids = timed(&shared, "listing the store", ALL, shared.sessions.list()).await?;
+    report.kept = ids.len();
+    let mut pruned = BTreeMap::new();
+    let mut busy = Vec::new();
+    if let Some(keep) = request.prune_to {
+        for id in ids {
+            let prune = shared.sessions.prune(&id, keep, &*archive);
+            match tokio::time::timeout(shared.timeout, prune).await {
+                Err(_) => return Err(ApiError::timeout("pruning", shared.timeout)),
+                Ok(Ok(0)) => {}
+                Ok(Ok(removed)) => {
+                    pruned.insert(id, removed);
+                }
+                Ok(Err(e)) if crate::error::is_busy(&e) => busy.push(id),
+                Ok(Err(e)) => return Err(answer(&id, &e)),
+            }
+        }
+    }
+    Ok(Json(json!({
+        "deleted": report.deleted,
+        "skipped": report.skipped,
+        "kept": report.kept,
+        "pruned": pruned,
+        "busy": busy,
+    })))
+}
+
+/// The body of `POST /v1/sessions/{id}/fork`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForkRequest {
+    /// The messages copied: the first `at`.
+    at: usize,
+    /// The new session's id; a new unique one when absent.
+    #[serde(default)]
+    to: Option<String>,
+}
+
+/// `POST /v1/sessions/{id}/fork`: `{"at": n, "to"?: ".."}`; 201 `{"id", "from",
+/// "messages"}`; 400 `invalid_position` for a point between a tool call and its
+/// result (the message names the position and the call id) or past the end; 409
+/// `exists` when `to` holds messages.
+pub(crate) async fn fork(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    crate::session_id::check(&id).map_err(ApiError::invalid)?;
+    let request: ForkRequest = parse(&body)?;
+    let to = match request.to {
+        Some(to) => {
+            crate::session_id::check(&to).map_err(ApiError::invalid)?;
+            to
+        }
+        None => crate::ids::unique_id("fork"),
+    };
+    let copied = timed(
+        &shared,
+        "forking the session",
+        &id,
+        shared.sessions.fork(&id, request.at, &to),
+    )
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "id": to, "from": id, "messages": copied })),
+    ))
+}
+
+/// The body of `POST /v1/sessions/{id}/rewind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RewindRequest {
+    /// The messages kept: the first `to`.
+    to: usize,
+}
+
+/// `POST /v1/sessions/{id}/rewind`: `{"to": n}`; `{"id", "messages": kept,
+/// "removed": [..]}`; 409 while a turn runs on it, 400 `invalid_position` as for a
+/// fork.
+pub(crate) async fn rewind(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    crate::session_id::check(&id).map_err(ApiError::invalid)?;
+    let request: RewindRequest = parse(&body)?;
+    let removed = timed(
+        &shared,
+        "rewinding the session",
+        &id,
+        shared.sessions.rewind(&id, request.to),
+    )
+    .await?;
+    Ok(Json(
+        json!({ "id": id, "messages": request.to, "removed": removed }),
+    ))
+}
