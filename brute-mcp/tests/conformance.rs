@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, run on
 //! Node 22 from `.ci/npm`) against brute's MCP server and client.
 //!
-//! Server scenarios: brute's servers on 127.0.0.1, probed by the suite. Client
+//! Server scenarios: a brute tool set with its root's files as resources and a
+//! prompt ([`ContentServer`]), on 127.0.0.1, probed by the suite. Client
 //! scenarios: the suite starts a server per scenario and drives the
 //! `brute-mcp-conformance-client` binary. The scenarios that do not apply to what
 //! brute offers are listed, with why, in brute-mcp's README. A missing suite or Node
@@ -10,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use brute::tools::{ToolContext, Tools};
-use brute_mcp::ToolSetServer;
+use brute_mcp::{ContentServer, ToolSetServer};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -24,6 +25,8 @@ const SERVER_SCENARIOS: &[&str] = &[
     "server-sse-polling",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "resources-list",
+    "prompts-list",
 ];
 
 /// Checks whose warning (never a failure) does not count, and why.
@@ -140,7 +143,15 @@ async fn brutes_server_passes_the_server_scenarios() {
     let root = tempfile::tempdir().expect("a temporary directory");
     project(root.path());
     let context = ToolContext::new(root.path()).expect("a tool root");
-    let server = ToolSetServer::new(Tools::READ_ONLY, context);
+    let tools = ToolSetServer::new(Tools::READ_ONLY, context);
+    let server = ContentServer::new(tools)
+        .files(ToolContext::new(root.path()).expect("a tool root"))
+        .expect("the root opens")
+        .prompt(
+            "reviewer",
+            "A reviewer's system prompt.",
+            "You review Rust code.",
+        );
     let (url, _stop) = serve(server).await;
     for scenario in SERVER_SCENARIOS {
         run_scenario(&["server", "--url", &url, "--scenario", scenario]).await;
