@@ -1,6 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, run on
 //! Node 22 from `.ci/npm`) against brute's MCP server and client.
 //!
+//! OAuth: the client scenarios `auth/*` that need no person.
+//!
 //! Server scenarios: a brute tool set with its root's files as resources and a
 //! prompt ([`ContentServer`]), on 127.0.0.1, probed by the suite. Client
 //! scenarios: the suite starts a server per scenario and drives the
@@ -35,8 +37,31 @@ const NOT_APPLICABLE_WARNINGS: &[(&str, &str)] = &[(
     "it calls the suite's own fixture tool `test_reconnection`, which closes its stream mid-call; brute's servers have no such tool",
 )];
 
-/// The client scenarios brute's client takes part in.
+/// The client scenarios brute's client takes part in, without OAuth.
 const CLIENT_SCENARIOS: &[&str] = &["initialize", "tools_call", "sse-retry"];
+
+/// The OAuth scenarios a client that no person attends can pass (the authorization
+/// step scripted, as the suite's authorization server allows); see the README for
+/// the others.
+const AUTH_SCENARIOS: &[&str] = &[
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
+];
 
 fn npm_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.ci/npm/node_modules")
@@ -162,6 +187,14 @@ async fn brutes_server_passes_the_server_scenarios() {
 async fn brutes_client_passes_the_client_scenarios() {
     let client = env!("CARGO_BIN_EXE_brute-mcp-conformance-client");
     for scenario in CLIENT_SCENARIOS {
+        run_scenario(&["client", "--command", client, "--scenario", scenario]).await;
+    }
+}
+
+#[tokio::test]
+async fn brutes_client_passes_the_oauth_scenarios() {
+    let client = env!("CARGO_BIN_EXE_brute-mcp-conformance-client");
+    for scenario in AUTH_SCENARIOS {
         run_scenario(&["client", "--command", client, "--scenario", scenario]).await;
     }
 }
