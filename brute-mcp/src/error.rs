@@ -59,10 +59,11 @@ pub enum McpError {
         problem: String,
     },
     /// An HTTP server answered the handshake with 401 and a `WWW-Authenticate`
-    /// challenge: it needs OAuth, which this client does not do. A server that takes
-    /// a token issued another way works with [`HttpServer::bearer`](crate::HttpServer::bearer).
+    /// challenge, and no [`OAuth`](crate::OAuth) was configured
+    /// ([`HttpServer::oauth`](crate::HttpServer::oauth)). A server that takes a token
+    /// issued another way works with [`HttpServer::bearer`](crate::HttpServer::bearer).
     #[error(
-        "MCP server `{server}`: 401 from {url}: this server needs OAuth, which brute-mcp's client does not do (it asked: {challenge}); give a token obtained another way with HttpServer::bearer"
+        "MCP server `{server}`: 401 from {url}: this server needs OAuth (it asked: {challenge}); configure it with HttpServer::oauth, or give a token obtained another way with HttpServer::bearer"
     )]
     AuthRequired {
         /// The server's name.
@@ -71,6 +72,17 @@ pub enum McpError {
         url: String,
         /// The `WWW-Authenticate` challenge it sent.
         challenge: String,
+    },
+    /// Getting an OAuth token for a server that answered 401 failed: discovery,
+    /// registration, the authorization step or the token request.
+    #[error("MCP server `{server}`: 401 from {url}, and OAuth failed: {problem}")]
+    OAuth {
+        /// The server's name.
+        server: String,
+        /// Its URL.
+        url: String,
+        /// What failed, as the authorization server or rmcp said it.
+        problem: String,
     },
     /// An HTTP server's options are unusable: a header, a root certificate, the client.
     #[error("MCP server at {url}: {problem}")]

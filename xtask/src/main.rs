@@ -9,7 +9,8 @@
 //!
 //! The installation is idempotent (each step checks first and does nothing when its
 //! tool is there) and puts what it can into folders of the repository, which git
-//! ignores: the OpenAI Python client and schemathesis into `.ci/venv`, the npm MCP test server and the AG-UI client into
+//! ignores: the OpenAI Python client and schemathesis into `.ci/venv`, the npm MCP test
+//! server, the AG-UI client, the MCP conformance suite and Node 22 (which the suite needs) into
 //! `.ci/npm`. What only Debian packages provide (PostgreSQL, Chromium and chromedriver,
 //! Node.js and npm, Python's venv module) it installs with `apt-get`, as root, only
 //! when missing. Tests never install anything: a test whose service is missing fails
@@ -35,6 +36,14 @@ const SCHEMATHESIS: &str = "schemathesis==4.32.5";
 const AGUI_CLIENT: &str = "@ag-ui/client@1.0.0";
 /// Where that package's manifest lands, below the repository (the test checks it).
 const AGUI_CLIENT_MANIFEST: &str = ".ci/npm/node_modules/@ag-ui/client/package.json";
+/// The official MCP conformance suite and the Node it needs (22 or newer; Debian's is
+/// older), run by brute-mcp's `tests/conformance.rs`, pinned.
+const MCP_CONFORMANCE: [&str; 2] = ["@modelcontextprotocol/conformance@0.1.16", "node@22.23.3"];
+/// Where the suite's entry point and that Node land, below the repository (the test checks them).
+const MCP_CONFORMANCE_FILES: [&str; 2] = [
+    ".ci/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    ".ci/npm/node_modules/node/bin/node",
+];
 
 /// What the command line asked for.
 #[derive(Debug, PartialEq)]
@@ -229,6 +238,29 @@ fn setup() -> Result<(), XtaskError> {
         });
     }
     println!("{AGUI_CLIENT}");
+
+    step(
+        "the MCP conformance suite and Node 22 (npm, into .ci/npm; brute-mcp's tests/conformance.rs runs them)",
+    );
+    if MCP_CONFORMANCE_FILES
+        .iter()
+        .any(|f| !root.join(f).is_file())
+    {
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(root.join(".ci/npm"))
+            .args(MCP_CONFORMANCE))?;
+    }
+    if let Some(missing) = MCP_CONFORMANCE_FILES
+        .iter()
+        .find(|f| !root.join(f).is_file())
+    {
+        return Err(XtaskError::StillMissing {
+            what: missing.to_string(),
+        });
+    }
+    run(Command::new(root.join(MCP_CONFORMANCE_FILES[1])).arg("--version"))?;
+    println!("{}", MCP_CONFORMANCE.join(" "));
     Ok(())
 }
 
@@ -419,6 +451,11 @@ mod tests {
     fn the_mcp_server_entry_is_inside_the_repository() {
         assert!(MCP_SERVER_ENTRY.starts_with(".ci/npm/"));
         assert!(AGUI_CLIENT_MANIFEST.starts_with(".ci/npm/"));
+        assert!(
+            MCP_CONFORMANCE_FILES
+                .iter()
+                .all(|f| f.starts_with(".ci/npm/"))
+        );
         assert!(root().join("Cargo.toml").is_file());
     }
 }

@@ -8,11 +8,11 @@ use std::time::Duration;
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::redirect::{Attempt, Policy};
 use rmcp::service::ClientInitializeError;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, StreamableHttpClientTransportConfig,
 };
 
+use super::oauth::OAuth;
 use crate::error::McpError;
 
 /// Most redirects one request follows.
@@ -41,6 +41,7 @@ pub struct HttpServer {
     bearer: Option<String>,
     headers: HashMap<HeaderName, HeaderValue>,
     roots: Vec<reqwest::Certificate>,
+    oauth: Option<OAuth>,
 }
 
 impl HttpServer {
@@ -51,12 +52,21 @@ impl HttpServer {
             bearer: None,
             headers: HashMap::new(),
             roots: Vec::new(),
+            oauth: None,
         }
     }
 
     /// Sends `Authorization: Bearer <token>` with every request.
     pub fn bearer(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// Gets a token with `oauth` when the server answers the handshake with 401 (and
+    /// asks for it with `WWW-Authenticate`), then connects again with it. Without
+    /// this, such a server gives [`McpError::AuthRequired`].
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -95,14 +105,17 @@ impl HttpServer {
         &self.url
     }
 
-    /// The rmcp transport: a reqwest client with these roots, and these headers. The
-    /// client is returned too, to find out why a handshake failed ([`why_unreachable`]).
-    pub(super) fn transport(
+    /// What the rmcp transport is made of: a reqwest client with these roots, the
+    /// transport's configuration with these headers, and the OAuth settings. The client
+    /// is used again to find out why a handshake failed ([`why_unreachable`]) and for
+    /// OAuth.
+    pub(super) fn parts(
         self,
     ) -> Result<
         (
             reqwest::Client,
-            StreamableHttpClientTransport<reqwest::Client>,
+            StreamableHttpClientTransportConfig,
+            Option<OAuth>,
         ),
         McpError,
     > {
@@ -123,10 +136,7 @@ impl HttpServer {
         if let Some(token) = self.bearer {
             config = config.auth_header(token);
         }
-        Ok((
-            client.clone(),
-            StreamableHttpClientTransport::with_client(client, config),
-        ))
+        Ok((client, config, self.oauth))
     }
 }
 

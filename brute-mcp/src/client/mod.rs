@@ -2,6 +2,7 @@
 
 mod call;
 mod http;
+mod oauth;
 mod process;
 mod watch;
 
@@ -15,11 +16,13 @@ use brute::tools::{ToolError, ToolSet};
 use rmcp::ServiceExt;
 use rmcp::model::Tool as McpTool;
 use rmcp::service::{Peer, RoleClient, RunningService};
-use rmcp::transport::IntoTransport;
+use rmcp::transport::auth::AuthClient;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use serde_json::Value;
 
 pub use call::McpCall;
 pub use http::HttpServer;
+pub use oauth::OAuth;
 
 use crate::error::McpError;
 use process::KillGroup;
@@ -120,16 +123,32 @@ impl McpTools {
     pub async fn http_with(server: impl Into<String>, http: HttpServer) -> Result<Self, McpError> {
         let server = server.into();
         let url = http.url().to_string();
-        let (client, transport) = http.transport()?;
+        let (client, config, oauth) = http.parts()?;
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
         match Self::start(server.clone(), transport, None).await {
             Err(McpError::Initialize { source, .. })
                 if let Some(challenge) = http::auth_challenge(&source) =>
             {
-                Err(McpError::AuthRequired {
-                    server,
-                    url,
-                    challenge,
-                })
+                let Some(oauth) = oauth else {
+                    return Err(McpError::AuthRequired {
+                        server,
+                        url,
+                        challenge,
+                    });
+                };
+                let manager = match oauth.authorize(&url, &challenge, client.clone()).await {
+                    Ok(manager) => manager,
+                    Err(problem) => {
+                        return Err(McpError::OAuth {
+                            server,
+                            url,
+                            problem,
+                        });
+                    }
+                };
+                let authorized = AuthClient::new(client, manager);
+                let transport = StreamableHttpClientTransport::with_client(authorized, config);
+                Self::start(server, transport, None).await
             }
             Err(McpError::Initialize { .. })
                 if let Some(problem) = http::why_unreachable(&client, &url).await =>
