@@ -156,7 +156,7 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
     assert!(error["properties"]["error"].is_object(), "{error}");
 }
 
-/// Two rules JSON Schema cannot state, each a 400 that `positive_data_acceptance` is
+/// Three rules a request's schema cannot state, each a 400 that `positive_data_acceptance` is
 /// told to expect on its routes only (every other check, and every other route, runs
 /// as schemathesis ships it):
 /// - an AG-UI run's *last* message must be the user's new input (a schema says what
@@ -165,7 +165,10 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
 ///   v1.0 (5.4) answers a message on an ended task `UNSUPPORTED_OPERATION` and one
 ///   whose `contextId` is not the task's `INVALID_PARAMS`, both 400, and which tasks
 ///   have ended is the server's state, not the request's shape (the stateful phase
-///   sends the ids of tasks it made).
+///   sends the ids of tasks it made);
+/// - a retention request that prunes (`prune_to`) needs an archive unless it says
+///   `"discard": true`, and whether the server has one is its configuration, not the
+///   request's shape.
 const CONFIG: &str = r#"
 [[operations]]
 include-path-regex = "^/agui"
@@ -175,6 +178,12 @@ expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5x
 
 [[operations]]
 include-path-regex = "^/a2a-rest/.*message:(send|stream)$"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+[[operations]]
+include-path-regex = "^/v1/admin/retention$"
 
 [operations.checks.positive_data_acceptance]
 expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
