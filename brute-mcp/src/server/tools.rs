@@ -22,7 +22,8 @@ use serde_json::Value;
 /// Each call runs in the given [`ToolContext`] (the root directory filesystem tools
 /// are confined to, the network policy, the secrets replaced by placeholders in every
 /// result), under a timeout (default 10 minutes), and is dropped when the client
-/// cancels the request. A failed call is a result with `isError` and the message
+/// cancels the request. A result's images are `image` blocks and its documents
+/// embedded `resource` blobs, after its text. A failed call is a result with `isError` and the message
 /// the model would see in brute; a call of an unknown tool is an `invalid params`
 /// error. Approval and truncation are the client's to decide: there is no model
 /// here.
