@@ -76,13 +76,6 @@ impl From<Value> for ToolOutput {
     }
 }
 
-impl From<Part> for ToolOutput {
-    /// An output that is one image or document, without text.
-    fn from(part: Part) -> Self {
-        ToolOutput::default().with_part(part)
-    }
-}
-
 /// A tool the model can call.
 ///
 /// Most tools are written with [`#[tool]`](crate::tool) on an async fn; implement the
