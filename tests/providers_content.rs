@@ -410,3 +410,48 @@ async fn parts_survive_the_sqlite_store() {
     store.release(lease).await.unwrap();
     assert_eq!(store.load("s").await.unwrap(), messages);
 }
+
+/// Takes a screenshot: a tool whose result is a picture beside its text.
+#[brute::tool]
+async fn screenshot(
+    _cx: &brute::tools::ToolContext,
+) -> Result<brute::tools::ToolOutput, brute::tools::ToolError> {
+    Ok(brute::tools::ToolOutput::text("the screen")
+        .with_part(Part::image("image/png", PNG).map_err(|e| e.to_string())?))
+}
+
+#[tokio::test]
+async fn a_tools_picture_reaches_the_model_in_its_tool_result() {
+    let calls_the_tool = Reply::json(
+        &json!({
+            "id": "msg_0", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "screenshot", "input": {}}],
+            "stop_reason": "tool_use", "stop_sequence": null,
+            "usage": {"input_tokens": 5, "output_tokens": 2}
+        })
+        .to_string(),
+    );
+    let server = Server::start(vec![
+        calls_the_tool,
+        anthropic_reply(json!({"input_tokens": 5, "output_tokens": 2})),
+    ])
+    .await;
+    let model = anthropic(&server).prompt_caching(false);
+    let dir = tempfile::tempdir().unwrap();
+    let agent = brute_agent! {
+        use brute::middleware::Loop::ToolResult;
+        use brute::tools::DefaultToolPipeline { tools: (Screenshot,), root: dir.path(), output_dir: dir.path() };
+        run model;
+    };
+    agent.start("What is on the screen?").await.unwrap();
+    let second = server.requests()[1].json();
+    assert_eq!(
+        second["messages"][2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}},
+                {"type": "text", "text": "the screen"}
+            ]}
+        ]})
+    );
+}

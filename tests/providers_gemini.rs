@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use brute::{
     Completion, Env, Error, Message, Model, ModelError, ToolCall,
+    message::Part,
     model::ToolSpec,
     providers::{Gemini, Replay, gemini::MADE_UP_CALL_ID},
     structured::OutputSchema,
@@ -411,4 +412,44 @@ async fn recorded_replies_replay_identically() {
             env.messages.push(completion.message);
         }
     }
+}
+
+#[tokio::test]
+async fn tool_result_parts_go_inside_the_function_response() {
+    let server = Server::start(vec![reply(
+        &[json!({"text": "A chart."})],
+        usage(1, 1, 0, 0),
+        false,
+    )])
+    .await;
+    let mut env = Env::new();
+    env.messages.push(Message::user("Show me the chart."));
+    env.messages.push(Message::tool_calls(
+        "",
+        vec![ToolCall::new("call_1", "chart", json!({}))],
+    ));
+    env.messages.push(
+        Message::tool_result("call_1", "the chart")
+            .with_part(Part::image("image/png", b"\x89PNG\r\n\x1a\n").unwrap())
+            .with_part(Part::pdf(b"%PDF-1.7").titled("data.pdf"))
+            .with_part(Part::image_url("https://example.com/logo.png")),
+    );
+    model(&server, false).complete(&env).await.unwrap();
+    // Parts given by their bytes go inside the function response (Gemini 3's
+    // multimodal function responses); a URL, which it cannot hold, follows it.
+    assert_eq!(
+        server.requests()[0].json()["contents"][2],
+        json!({"role": "user", "parts": [
+            {"functionResponse": {
+                "name": "chart",
+                "response": {"result": "the chart"},
+                "id": "call_1",
+                "parts": [
+                    {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+                    {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjc=", "displayName": "data.pdf"}}
+                ]
+            }},
+            {"fileData": {"fileUri": "https://example.com/logo.png"}}
+        ]})
+    );
 }

@@ -78,6 +78,109 @@ fn escapes(dir: &Path, cx: &ToolContext) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------- read
+/// Runs one call of a built-in tool through the standard per-call pipeline, and
+/// returns the whole output (text and parts).
+async fn run_output(
+    cx: &ToolContext,
+    name: &str,
+    args: Value,
+) -> Result<brute::tools::ToolOutput, String> {
+    let tools = Tools::ALL;
+    let mut env = ToolCallEnv::new(ToolCall::new("c1", name, args), &tools, cx);
+    standard_call_pipeline().call(&mut env).await.unwrap();
+    env.result.unwrap().map_err(|error| error.to_string())
+}
+
+#[tokio::test]
+async fn read_returns_an_image_file_as_an_image_part() {
+    use brute::message::Part;
+    let (_dir, cx) = setup();
+    let images: [(&str, &[u8], &str); 4] = [
+        ("shot.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "image/png"),
+        ("photo.jpg", b"\xff\xd8\xff\xe0\0\x10JFIF\0", "image/jpeg"),
+        ("anim.gif", b"GIF89a\x01\0\x01\0\0\0\0;", "image/gif"),
+        // Known by its first bytes, not by its name.
+        (
+            "picture.bin",
+            b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0",
+            "image/webp",
+        ),
+    ];
+    for (name, bytes, media_type) in images {
+        write(&cx, name, bytes);
+        let output = run_output(&cx, "read", json!({"file_path": name}))
+            .await
+            .unwrap();
+        assert_eq!(
+            output.parts,
+            [Part::image(media_type, bytes).unwrap()],
+            "{name}"
+        );
+        assert_eq!(
+            output.content,
+            format!("Image {name} ({media_type}, {} bytes).", bytes.len())
+        );
+    }
+    // A text file has no parts.
+    write(&cx, "a.txt", "hello\n");
+    let text = run_output(&cx, "read", json!({"file_path": "a.txt"}))
+        .await
+        .unwrap();
+    assert!(text.parts.is_empty());
+}
+
+#[tokio::test]
+async fn read_refuses_an_image_over_its_documented_limit() {
+    use brute::tools::Read;
+    let (_dir, cx) = setup();
+    assert_eq!(Read::MAX_IMAGE_BYTES, 3_932_160);
+    let limit = usize::try_from(Read::MAX_IMAGE_BYTES).unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(limit, 0);
+    write(&cx, "at_limit.png", &png);
+    let output = run_output(&cx, "read", json!({"file_path": "at_limit.png"}))
+        .await
+        .unwrap();
+    assert_eq!(output.parts[0].data().unwrap().to_bytes().len(), limit);
+    png.push(0);
+    write(&cx, "over.png", &png);
+    let err = run_output(&cx, "read", json!({"file_path": "over.png"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "Cannot show image over.png (image/png, 3932161 bytes): read shows images of at most 3932160 bytes"
+    );
+}
+
+#[tokio::test]
+async fn an_image_read_by_the_model_is_on_the_tool_result_message() {
+    use brute::message::Part;
+    let dir = tempfile::tempdir().unwrap();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    std::fs::write(dir.path().join("chart.png"), png).unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![ToolCall::new(
+                "c1",
+                "read",
+                json!({"file_path": "chart.png"}),
+            )],
+        ),
+        Message::assistant("A chart."),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: Tools::READ_ONLY, root: dir.path(), output_dir: dir.path() };
+        run model;
+    };
+    let outcome = agent.start("What is in chart.png?").await.unwrap();
+    let result = &outcome.env.messages[2];
+    assert_eq!(result.role, Role::Tool);
+    assert_eq!(result.content, "Image chart.png (image/png, 16 bytes).");
+    assert_eq!(result.parts(), [Part::image("image/png", png).unwrap()]);
+}
 
 #[tokio::test]
 async fn read_numbers_lines_and_pages() {

@@ -1,9 +1,11 @@
 //! One call of an MCP server's tool: its arguments checked against the tool's input
-//! schema, sent as `tools/call`, and the result turned into the text the model sees.
+//! schema, sent as `tools/call`, and the result turned into the text and parts the
+//! model sees.
 
 use std::sync::Arc;
 
 use brute::ToolCall;
+use brute::message::{Data, Part, Source};
 use brute::tools::{PreparedCall, ToolContext, ToolError, ToolOutput, Truncation, quoted};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, ResourceContents,
@@ -67,53 +69,105 @@ fn service_error(server: &str, error: &ServiceError) -> String {
     }
 }
 
-/// The text of a `tools/call` result; an error result (`isError`) is a tool error.
+/// A `tools/call` result as the model sees it: its text blocks joined by newlines,
+/// its images (and embedded images and PDFs) as parts, what brute cannot carry
+/// (audio, other binary resources) as a line saying what was left out. An error
+/// result (`isError`) is a tool error, of its text.
 pub(crate) fn output(result: CallToolResult) -> Result<ToolOutput, ToolError> {
-    let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
-    if parts.is_empty()
+    let mut lines: Vec<String> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
+    for block in result.content {
+        match block_output(block) {
+            Shown::Text(text) => lines.push(text),
+            Shown::Part(part) => parts.push(part),
+        }
+    }
+    if lines.is_empty()
+        && parts.is_empty()
         && let Some(structured) = &result.structured_content
     {
-        parts.push(structured.to_string());
+        lines.push(structured.to_string());
     }
-    let text = parts.join("\n");
+    let text = lines.join("\n");
     if result.is_error == Some(true) {
         Err(ToolError::failed(text))
     } else {
-        Ok(ToolOutput::text(text))
+        Ok(ToolOutput {
+            content: text,
+            parts,
+        })
     }
 }
 
-/// One content block as text: text as it is, other media described (the model's
-/// messages carry text only).
-fn block_text(block: &ContentBlock) -> String {
+/// One content block as the model sees it.
+enum Shown {
+    /// A line of the result's text.
+    Text(String),
+    /// An image or a document beside the text.
+    Part(Part),
+}
+
+/// One content block: text as it is, an image as an image part, an embedded resource
+/// as its text or (an image or a PDF) as a part, the rest described.
+fn block_output(block: ContentBlock) -> Shown {
     match block {
-        ContentBlock::Text(text) => text.text.clone(),
-        ContentBlock::Image(image) => {
-            format!(
-                "[image: {}, {} bytes of base64]",
-                image.mime_type,
-                image.data.len()
-            )
-        }
-        ContentBlock::Audio(audio) => {
-            format!(
-                "[audio: {}, {} bytes of base64]",
-                audio.mime_type,
-                audio.data.len()
-            )
-        }
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            ResourceContents::TextResourceContents { text, .. } => text.clone(),
-            ResourceContents::BlobResourceContents { uri, mime_type, .. } => format!(
-                "[resource {uri}: {}, binary]",
-                mime_type.as_deref().unwrap_or("unknown type")
-            ),
-            #[allow(unreachable_patterns)]
-            _ => "[resource]".to_string(),
+        ContentBlock::Text(text) => Shown::Text(text.text),
+        ContentBlock::Image(image) => match Data::from_base64(&image.mime_type, image.data) {
+            Ok(data) => Shown::Part(Part::Image(Source::Data(data))),
+            Err(e) => Shown::Text(format!(
+                "[image ({}) left out: {e}]",
+                quoted(&image.mime_type)
+            )),
         },
-        ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+        ContentBlock::Audio(audio) => Shown::Text(format!(
+            "[audio ({}, {} bytes of base64) left out: brute's messages carry no audio]",
+            quoted(&audio.mime_type),
+            audio.data.len()
+        )),
+        ContentBlock::Resource(embedded) => resource_output(embedded.resource),
+        ContentBlock::ResourceLink(link) => {
+            Shown::Text(format!("[resource link: {}]", quoted(&link.uri)))
+        }
         #[allow(unreachable_patterns)]
-        _ => "[content of a kind brute does not show]".to_string(),
+        _ => Shown::Text("[content of a kind brute does not show]".to_string()),
+    }
+}
+
+/// An embedded resource: its text, an image or PDF blob as a part (a PDF titled with
+/// its URI), another blob described.
+fn resource_output(resource: ResourceContents) -> Shown {
+    match resource {
+        ResourceContents::TextResourceContents { text, .. } => Shown::Text(text),
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => {
+            let mime = mime_type.as_deref().unwrap_or("");
+            let is_image = mime.starts_with("image/");
+            if !is_image && mime != "application/pdf" {
+                return Shown::Text(format!(
+                    "[resource {} ({}, binary) left out: brute shows binary resources only as images and PDFs]",
+                    quoted(&uri),
+                    if mime.is_empty() {
+                        "no media type".to_string()
+                    } else {
+                        quoted(mime)
+                    }
+                ));
+            }
+            match Data::from_base64(mime, blob) {
+                Ok(data) if is_image => Shown::Part(Part::Image(Source::Data(data))),
+                Ok(data) => Shown::Part(Part::Document {
+                    source: Source::Data(data),
+                    title: Some(uri),
+                }),
+                Err(e) => Shown::Text(format!("[resource {} left out: {e}]", quoted(&uri))),
+            }
+        }
+        #[allow(unreachable_patterns)]
+        _ => Shown::Text("[resource of a kind brute does not show]".to_string()),
     }
 }
 

@@ -4,11 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use brute::ToolCall;
+use brute::message::{Part, Source};
 use brute::model::ToolSpec;
-use brute::tools::{PreparedCall, ToolContext, ToolSet};
+use brute::tools::{PreparedCall, ToolContext, ToolOutput, ToolSet};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListToolsResult, PaginatedRequestParams, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -20,7 +22,8 @@ use serde_json::Value;
 /// Each call runs in the given [`ToolContext`] (the root directory filesystem tools
 /// are confined to, the network policy, the secrets replaced by placeholders in every
 /// result), under a timeout (default 10 minutes), and is dropped when the client
-/// cancels the request. A failed call is a result with `isError` and the message
+/// cancels the request. A result's images are `image` blocks and its documents
+/// embedded `resource` blobs, after its text. A failed call is a result with `isError` and the message
 /// the model would see in brute; a call of an unknown tool is an `invalid params`
 /// error. Approval and truncation are the client's to decide: there is no model
 /// here.
@@ -79,8 +82,8 @@ impl<T: ToolSet> ToolSetServer<T> {
         self
     }
 
-    /// Runs one call: the result text, or the error text.
-    async fn run(&self, call: &ToolCall) -> Result<Result<String, String>, ErrorData> {
+    /// Runs one call: the result (its text redacted), or the error text.
+    async fn run(&self, call: &ToolCall) -> Result<Result<ToolOutput, String>, ErrorData> {
         let prepared = match self.tools.prepare(call) {
             None => {
                 let mut names = Vec::new();
@@ -106,7 +109,10 @@ impl<T: ToolSet> ToolSetServer<T> {
             None => run.await,
         };
         Ok(output
-            .map(|o| self.context.redact(&o.content))
+            .map(|o| ToolOutput {
+                content: self.context.redact(&o.content),
+                parts: o.parts,
+            })
             .map_err(|e| self.context.redact(&e.to_string())))
     }
 }
@@ -129,6 +135,48 @@ pub(crate) fn mcp_result(result: Result<String, String>) -> CallToolResult {
     match result {
         Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+    }
+}
+
+/// A call's result as an MCP result: its text as a text block (left out when empty
+/// and there are parts), then each image as an `image` block and each document as an
+/// embedded `resource` blob (a part given by URL as a `resource_link`); an error as an
+/// `isError` result of its text.
+pub(crate) fn mcp_output(result: Result<ToolOutput, String>) -> CallToolResult {
+    let output = match result {
+        Ok(output) => output,
+        Err(text) => return mcp_result(Err(text)),
+    };
+    let mut blocks = Vec::with_capacity(1 + output.parts.len());
+    if !output.content.is_empty() || output.parts.is_empty() {
+        blocks.push(ContentBlock::text(output.content));
+    }
+    for (index, part) in output.parts.iter().enumerate() {
+        blocks.push(part_block(part, index));
+    }
+    CallToolResult::success(blocks)
+}
+
+/// One image or document as a content block. A document's URI is its URL, or
+/// `attachment:` and its title (or `document-N`, N counting the result's parts from
+/// 1) when it is given by its bytes.
+fn part_block(part: &Part, index: usize) -> ContentBlock {
+    let title = match part {
+        Part::Document {
+            title: Some(title), ..
+        } => title.clone(),
+        Part::Document { .. } => format!("document-{}", index + 1),
+        Part::Image(_) => format!("image-{}", index + 1),
+    };
+    match (part, part.source()) {
+        (Part::Image(_), Source::Data(data)) => {
+            ContentBlock::image(data.base64(), data.media_type())
+        }
+        (Part::Document { .. }, Source::Data(data)) => ContentBlock::resource(
+            ResourceContents::blob(data.base64(), format!("attachment:{title}"))
+                .with_mime_type(data.media_type()),
+        ),
+        (_, Source::Url(url)) => ContentBlock::resource_link(Resource::new(url.clone(), title)),
     }
 }
 
@@ -158,7 +206,7 @@ impl<T: ToolSet + 'static> ServerHandler for ToolSetServer<T> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
         tokio::select! {
-            result = self.run(&call) => Ok(mcp_result(result?).into()),
+            result = self.run(&call) => Ok(mcp_output(result?).into()),
             () = context.ct.cancelled() => Err(ErrorData::internal_error(
                 format!("the call of `{}` was cancelled", brute::tools::quoted(&call.name)),
                 None,

@@ -68,6 +68,19 @@
 //! [`anthropic`](anthropic#prompt-caching)); OpenAI caches by itself. A call's inputs
 //! travel to a [`WireFormat`] as one [`Request`].
 //!
+//! # Tool results with images and documents
+//!
+//! A tool can return parts beside its text ([`ToolOutput`](crate::tools::ToolOutput));
+//! they travel on the tool result message, and each provider sends them in the form
+//! its API takes:
+//!
+//! | provider | where a tool result's parts go |
+//! | --- | --- |
+//! | [`Anthropic`](anthropic) | inside the `tool_result` block, as `image` and `document` blocks before its text |
+//! | [`Responses`](responses) | inside the `function_call_output`'s output, as `input_image` and `input_file` after its text |
+//! | [`Gemini`](gemini) | inside the `functionResponse`, as `parts` of `inlineData` (parts given by URL follow it as `fileData`) |
+//! | [`OpenAi`](openai) (Chat Completions) | tool messages take text only: the text goes in the `tool` message, and the parts of a run of results follow it in one `user` message, each result's introduced by `Attached to the result of tool call ID:` |
+//!
 //! The request encoders and response decoders are public ([`openai::Codec`],
 //! [`anthropic::Codec`]) so that other transports, the replay model and the benchmarks
 //! use exactly the code the providers use.

@@ -9,12 +9,34 @@ use serde_json::Value;
 use super::context::ToolContext;
 use super::error::ToolError;
 use super::truncate::Truncation;
+use crate::message::Part;
 
-/// What a tool returns to the model: text (JSON values are written compactly).
+/// What a tool returns to the model: text (JSON values are written compactly), and
+/// images and documents beside it.
+///
+/// A plain `String`, `&str` or `serde_json::Value` converts into an output with text
+/// only, so most tools never name this type. A tool that shows the model a picture or a
+/// PDF adds [`Part`]s; the tool result message carries them
+/// ([`Message::parts`](crate::Message::parts)), sessions keep them, and each provider
+/// sends them in the form its API takes (see [`brute::providers`](crate::providers)).
+///
+/// ```
+/// use brute::message::Part;
+/// use brute::tools::ToolOutput;
+///
+/// let png = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+/// let output = ToolOutput::text("The chart of last week's sales.")
+///     .with_part(Part::image("image/png", &png)?);
+/// assert_eq!(output.parts.len(), 1);
+/// assert_eq!(ToolOutput::from("plain"), ToolOutput::text("plain"));
+/// # Ok::<(), brute::message::PartError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ToolOutput {
     /// The text the model sees.
     pub content: String,
+    /// Images and documents the model sees beside the text, in order.
+    pub parts: Vec<Part>,
 }
 
 impl ToolOutput {
@@ -22,13 +44,20 @@ impl ToolOutput {
     pub fn text(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
+            parts: Vec::new(),
         }
+    }
+
+    /// The same output with `part` added after its other parts.
+    pub fn with_part(mut self, part: Part) -> Self {
+        self.parts.push(part);
+        self
     }
 }
 
 impl From<String> for ToolOutput {
     fn from(content: String) -> Self {
-        ToolOutput { content }
+        ToolOutput::text(content)
     }
 }
 
@@ -41,10 +70,8 @@ impl From<&str> for ToolOutput {
 impl From<Value> for ToolOutput {
     fn from(value: Value) -> Self {
         match value {
-            Value::String(s) => ToolOutput { content: s },
-            other => ToolOutput {
-                content: other.to_string(),
-            },
+            Value::String(s) => ToolOutput::text(s),
+            other => ToolOutput::text(other.to_string()),
         }
     }
 }

@@ -187,9 +187,16 @@ fn contents<'a>(messages: &'a [Message], system: &mut String) -> Vec<Content<'a>
                     id: sent_id(id),
                     name: names.get(id).copied().unwrap_or(id),
                     result: &message.content,
+                    media: message.parts(),
                 });
-                // Images and documents of a result follow it in the same turn.
-                parts.extend(message.parts().iter().map(OutPart::Media));
+                // Images and documents by URL follow the response in the same turn.
+                parts.extend(
+                    message
+                        .parts()
+                        .iter()
+                        .filter(|part| part.data().is_none())
+                        .map(OutPart::Media),
+                );
                 "user"
             }
         };

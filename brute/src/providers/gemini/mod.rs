@@ -4,7 +4,11 @@
 //! System messages go to `systemInstruction`; the conversation is `contents` of
 //! `user` and `model` turns made of `parts`: text, `inlineData` (an image's or a
 //! document's bytes) or `fileData` (its URL), `functionCall` and `functionResponse`
-//! (with the name of the function it answers, found from its call). The tools are
+//! (with the name of the function it answers, found from its call). A tool result's
+//! images and documents given by their bytes go inside its `functionResponse` as
+//! `parts` of `inlineData` (a document's title as `displayName`), the form of Gemini's
+//! multimodal function responses; those given by URL, which a function response cannot
+//! hold, follow it in the same turn as `fileData` parts. The tools are
 //! `functionDeclarations` with their JSON schema (`parametersJsonSchema`).
 //!
 //! ```

@@ -76,11 +76,15 @@ pub(super) enum OutPart<'a> {
         args: &'a Value,
         signature: Option<String>,
     },
-    /// `{"functionResponse": {"name", "response": {"result"}, "id"?}}`.
+    /// `{"functionResponse": {"name", "response": {"result"}, "id"?, "parts"?}}`: the
+    /// result's images and documents given by their bytes go inside it as `inlineData`
+    /// parts (Gemini's multimodal function responses); those given by URL, which a
+    /// function response cannot hold, follow it as `fileData` parts of the same turn.
     Response {
         id: Option<&'a str>,
         name: &'a str,
         result: &'a str,
+        media: &'a [Part],
     },
 }
 
@@ -121,16 +125,83 @@ impl Serialize for OutPart<'_> {
                     map.serialize_entry("thoughtSignature", signature)?;
                 }
             }
-            OutPart::Response { id, name, result } => {
-                let mut response =
-                    serde_json::json!({"name": name, "response": {"result": result}});
-                if let Some(id) = id {
-                    response["id"] = Value::from(*id);
-                }
-                map.serialize_entry("functionResponse", &response)?;
-            }
+            OutPart::Response {
+                id,
+                name,
+                result,
+                media,
+            } => map.serialize_entry(
+                "functionResponse",
+                &FunctionResponse {
+                    name,
+                    response: ResponseResult { result },
+                    id: *id,
+                    parts: InlineParts(media),
+                },
+            )?,
         }
         map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct FunctionResponse<'a> {
+    name: &'a str,
+    response: ResponseResult<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(skip_serializing_if = "InlineParts::is_empty")]
+    parts: InlineParts<'a>,
+}
+
+#[derive(Serialize)]
+struct ResponseResult<'a> {
+    result: &'a str,
+}
+
+/// The parts of a tool result given by their bytes, as a function response's
+/// `parts`: `{"inlineData": {"mimeType", "data", "displayName"?}}` each, a document's
+/// title as its display name.
+struct InlineParts<'a>(&'a [Part]);
+
+impl InlineParts<'_> {
+    fn is_empty(&self) -> bool {
+        !self.0.iter().any(|part| part.data().is_some())
+    }
+}
+
+impl Serialize for InlineParts<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Blob<'a> {
+            mime_type: &'a str,
+            data: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            display_name: Option<&'a str>,
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Inline<'a> {
+            inline_data: Blob<'a>,
+        }
+        let mut seq = serializer.serialize_seq(None)?;
+        for part in self.0 {
+            let Some(data) = part.data() else { continue };
+            let display_name = match part {
+                Part::Document { title, .. } => title.as_deref(),
+                Part::Image(_) => None,
+            };
+            seq.serialize_element(&Inline {
+                inline_data: Blob {
+                    mime_type: data.media_type(),
+                    data: data.base64(),
+                    display_name,
+                },
+            })?;
+        }
+        seq.end()
     }
 }
 

@@ -95,10 +95,20 @@ pub struct ReadArgs {
 /// `read`: a file's lines, numbered (`N<tab>line`), or a directory's listing.
 ///
 /// At most 2,000 lines and 50 KiB are shown, long lines are cut at 2,000 characters,
-/// and a note says how to continue. Binary files are refused; a missing file gets
+/// and a note says how to continue. An image file (PNG, JPEG, GIF or WebP, known by
+/// its first bytes) comes back as an image part the model sees, up to
+/// [`Read::MAX_IMAGE_BYTES`]; other binary files are refused. A missing file gets
 /// suggestions of similar names.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Read;
+
+impl Read {
+    /// The largest image file `read` returns as an image part, in bytes: 3,932,160
+    /// (3.75 MiB), whose base64 text is 5 MiB, Anthropic's limit for one image and the
+    /// smallest of the providers brute speaks. A larger image is an error naming its
+    /// size and this limit.
+    pub const MAX_IMAGE_BYTES: u64 = super::image::MAX_IMAGE_BYTES;
+}
 
 impl Tool for Read {
     type Args = ReadArgs;
@@ -108,7 +118,7 @@ impl Tool for Read {
     }
 
     fn description(&self) -> &str {
-        "Read a file with numbered lines (or list a directory). Use start_line/end_line for long files."
+        "Read a file with numbered lines (or list a directory, or see a PNG, JPEG, GIF or WebP image). Use start_line/end_line for long files."
     }
 
     fn truncation(&self) -> Truncation {
@@ -150,6 +160,9 @@ fn read_numbered(
     let mut file = sandbox.open(path).map_err(io)?;
     let mut head = Vec::with_capacity(4096);
     (&mut file).take(4096).read_to_end(&mut head).map_err(io)?;
+    if let Some(media_type) = super::image::media_type(&head) {
+        return super::image::read_image(media_type, head, file, raw);
+    }
     if is_binary(path, &head) {
         return Err(ToolError::failed(format!(
             "Cannot read binary file: {}",

@@ -4,6 +4,7 @@ mod delegate;
 #[cfg(feature = "fetch")]
 mod fetch;
 mod fs;
+mod image;
 mod question;
 #[cfg(feature = "search")]
 mod search;

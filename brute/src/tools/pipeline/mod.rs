@@ -33,6 +33,7 @@ use super::network::NetworkPolicy;
 use super::sandbox::RootDir;
 use super::secrets::{Redactions, Secrets};
 use super::set::ToolSet;
+use super::tool::ToolOutput;
 use super::truncate::{OutputDir, RETENTION, truncate_owned};
 use crate::env::Env;
 use crate::error::Error;
@@ -299,7 +300,7 @@ where
 {
     /// Runs one call as the approval policy `decided` (allowed, rewritten or denied;
     /// a call the policy asks a person about never comes here) through the per-call
-    /// pipeline, the timeout and the panic guard; returns the result text and whether
+    /// pipeline, the timeout and the panic guard; returns the result and whether
     /// it is an error. The call is borrowed: it is copied only when its arguments are
     /// rewritten.
     async fn run_one(
@@ -308,7 +309,7 @@ where
         model: &Secrets,
         call: &ToolCall,
         decided: Decision,
-    ) -> (String, bool) {
+    ) -> (ToolOutput, bool) {
         let span = call_span(call);
         let result = traced!(
             self.run_one_in_span(context, model, call, decided),
@@ -327,7 +328,7 @@ where
         context: &ToolContext,
         model: &Secrets,
         call: &ToolCall,
-    ) -> (String, bool) {
+    ) -> (ToolOutput, bool) {
         let span = call_span(call);
         let result = traced!(
             self.run_allowed(context, model, Cow::Borrowed(call)),
@@ -345,7 +346,7 @@ where
         model: &Secrets,
         call: &ToolCall,
         decided: Decision,
-    ) -> (String, bool) {
+    ) -> (ToolOutput, bool) {
         let call = match decided {
             Decision::Allow => Cow::Borrowed(call),
             Decision::Deny(reason) => return error_text(&call.name, &ToolError::Denied(reason)),
@@ -368,7 +369,7 @@ where
         context: &ToolContext,
         model: &Secrets,
         call: Cow<'_, ToolCall>,
-    ) -> (String, bool) {
+    ) -> (ToolOutput, bool) {
         let name = call.name.as_str();
         let limit = if self.timeouts.is_empty() {
             self.timeout
@@ -395,15 +396,16 @@ where
                 ))
             }),
         };
-        let (text, is_error) = match result {
-            Ok(output) => (output.content, false),
+        let (output, is_error) = match result {
+            Ok(output) => (output, false),
             Err(error) => error_text(name, &error),
         };
-        let text = model.redact_owned(context.secrets().redact_owned(text));
-        (
-            truncate_owned(text, env.truncation, is_error, context.output_dir()),
-            is_error,
-        )
+        // The text is redacted and cut; images and documents go to the model as the
+        // tool made them.
+        let ToolOutput { content, parts } = output;
+        let text = model.redact_owned(context.secrets().redact_owned(content));
+        let content = truncate_owned(text, env.truncation, is_error, context.output_dir());
+        (ToolOutput { content, parts }, is_error)
     }
 }
 
@@ -421,9 +423,12 @@ fn call_span(call: &ToolCall) -> tracing::Span {
     )
 }
 
-fn error_text(name: &str, error: &ToolError) -> (String, bool) {
+fn error_text(name: &str, error: &ToolError) -> (ToolOutput, bool) {
     let name = super::error::quoted(name);
-    (format!("Error: tool `{name}`: {error}"), true)
+    (
+        ToolOutput::text(format!("Error: tool `{name}`: {error}")),
+        true,
+    )
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> String {
@@ -560,10 +565,14 @@ async fn append_result(
     env: &mut Env,
     reply: usize,
     index: usize,
-    (content, is_error): (String, bool),
+    (output, is_error): (ToolOutput, bool),
 ) -> Result<(), Error> {
     let id = env.messages[reply].tool_calls[index].id.clone();
-    env.messages.push(Message::tool_result(id, content));
+    let mut message = Message::tool_result(id, output.content);
+    if !output.parts.is_empty() {
+        *message.parts_mut() = output.parts;
+    }
+    env.messages.push(message);
     if env.persists() {
         env.persist().await?;
     }
