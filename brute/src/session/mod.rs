@@ -43,6 +43,7 @@ mod rows;
 mod sqlite;
 mod store;
 mod tail;
+mod totals;
 mod turn_lease;
 mod validate;
 

@@ -15,6 +15,8 @@ use super::holder::Holder;
 use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
 use super::rows::{bodies, parse};
 use super::store::{Abandoned, SessionStore};
+use super::totals;
+use crate::cost::Spend;
 use crate::message::Message;
 
 /// The commit of a batch, shared by its requests.
@@ -117,6 +119,7 @@ impl SqliteStore {
                  expires INTEGER NOT NULL
              ) WITHOUT ROWID;",
         )
+        .and_then(|()| conn.execute_batch(totals::TABLE))
         .map_err(sql.fail(Step::Setup, &where_))?;
         let holder = Arc::new(Holder::new(&path));
         let kept = holder.clone();
@@ -362,7 +365,9 @@ impl SessionStore for SqliteStore {
             }
             let (messages, next) = load(conn, sql, &session)?;
             let rows = messages.len();
-            Ok((DbLease::new(session, owner, next, rows), messages))
+            let mut lease = DbLease::new(session, owner, next, rows);
+            lease.spend = load_spend(conn, sql, &lease.session)?;
+            Ok((lease, messages))
         })
         .await
     }
@@ -377,10 +382,12 @@ impl SessionStore for SqliteStore {
         let ttl = ttl_ms(self.ttl);
         self.run(&lease.session, move |conn, sql| {
             renew(conn, sql, &held, ttl)?;
-            insert(conn, sql, &held, held.next, &bodies)
+            insert(conn, sql, &held, held.next, &bodies)?;
+            store_spend(conn, sql, &held)
         })
         .await?;
         lease.appended(count);
+        lease.pending = None;
         Ok(())
     }
 
@@ -414,10 +421,12 @@ impl SessionStore for SqliteStore {
                 };
                 execute(conn, &sql.trim, params![held.session, seq, held.owner]).map_err(fail())?;
                 insert(conn, sql, &held, seq, &bodies)?;
+                store_spend(conn, sql, &held)?;
                 Ok(seq)
             })
             .await?;
         lease.rewritten(seq, count);
+        lease.pending = None;
         Ok(())
     }
 
@@ -447,13 +456,26 @@ impl SessionStore for SqliteStore {
             Abandoned::Nothing => {}
         }
         let session = lease.session.clone();
-        self.queue(&session, move |conn, sql| release(conn, sql, &lease));
+        self.queue(&session, move |conn, sql| {
+            if lease.pending.is_some() {
+                renew(conn, sql, &lease, ttl)?;
+                store_spend(conn, sql, &lease)?;
+            }
+            release(conn, sql, &lease)
+        });
     }
 
     async fn release(&self, lease: DbLease) -> Result<(), SessionError> {
         let session = lease.session.clone();
-        self.run(&session, move |conn, sql| release(conn, sql, &lease))
-            .await
+        let ttl = ttl_ms(self.ttl);
+        self.run(&session, move |conn, sql| {
+            if lease.pending.is_some() {
+                renew(conn, sql, &lease, ttl)?;
+                store_spend(conn, sql, &lease)?;
+            }
+            release(conn, sql, &lease)
+        })
+        .await
     }
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
@@ -487,8 +509,48 @@ impl SessionStore for SqliteStore {
             for statement in &sql.delete {
                 execute(conn, statement, [&session]).map_err(fail())?;
             }
+            execute(conn, &totals::delete("?"), [&session]).map_err(fail())?;
             Ok(())
         })
         .await
     }
+
+    fn spend(&self, lease: &DbLease) -> Spend {
+        lease.spend
+    }
+
+    fn set_spend(&self, lease: &mut DbLease, spend: Spend) {
+        lease.spend = spend;
+        lease.pending = Some(spend);
+    }
+
+    async fn load_spend(&self, id: &str) -> Result<Spend, SessionError> {
+        let session = id.to_string();
+        self.run(id, move |conn, sql| load_spend(conn, sql, &session))
+            .await
+    }
+}
+
+/// The stored running total of `session` (none: zero).
+fn load_spend(conn: &Connection, sql: &Sql, session: &str) -> Result<Spend, SessionError> {
+    let body: Option<String> = conn
+        .prepare_cached(&totals::select("?"))
+        .and_then(|mut q| q.query_row([session], |row| row.get(0)).optional())
+        .map_err(sql.fail(Step::Load, session))?;
+    totals::decode(session, body.as_deref())
+}
+
+/// Stores the running total set on `lease` since its last write, if any, in the
+/// caller's transaction (after its lease check).
+fn store_spend(conn: &Connection, sql: &Sql, lease: &DbLease) -> Result<(), SessionError> {
+    let Some(spend) = &lease.pending else {
+        return Ok(());
+    };
+    execute(
+        conn,
+        &totals::upsert("?"),
+        params![lease.session, totals::encode(spend)],
+    )
+    .map_err(sql.fail(Step::Append, &lease.session))?;
+    Ok(())
 }

@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::error::SessionError;
+use crate::cost::Spend;
 use crate::message::Message;
 
 /// A boxed future of the session stores.
@@ -94,6 +95,31 @@ pub trait SessionStore: Send + Sync + 'static {
     /// dropped expires.
     fn abandon(&self, lease: Self::Lease, ending: Abandoned) {
         drop((lease, ending));
+    }
+
+    /// The session's running total of tokens and money (every model call its turns
+    /// made), as `lease` holds it: what the store held when the lease was taken, or
+    /// what [`set_spend`](Self::set_spend) set since. It survives compaction and
+    /// restarts: it is kept apart from the messages. The default keeps none (zero).
+    fn spend(&self, lease: &Self::Lease) -> Spend {
+        let _ = lease;
+        Spend::default()
+    }
+
+    /// Sets the session's running total to `spend`: stored with the next
+    /// [`append`](Self::append) or [`rewrite`](Self::rewrite) through `lease` (in the
+    /// same transaction in SQLite and PostgreSQL; right after the messages in the
+    /// JSONL store), or at [`release`](Self::release). `SessionLog` sets it before the
+    /// messages of each model call are saved. The default keeps nothing.
+    fn set_spend(&self, lease: &mut Self::Lease, spend: Spend) {
+        let _ = (lease, spend);
+    }
+
+    /// The stored running total of session `id`, without taking its lease (zero for
+    /// an unknown session, and in a store that keeps none).
+    fn load_spend(&self, id: &str) -> impl Future<Output = Result<Spend, SessionError>> + Send {
+        let _ = id;
+        async { Ok(Spend::default()) }
     }
 }
 
@@ -228,6 +254,18 @@ impl SessionStore for BoxStore {
     fn abandon(&self, lease: BoxLease, ending: Abandoned) {
         lease.0.abandon(ending);
     }
+
+    fn spend(&self, lease: &BoxLease) -> Spend {
+        lease.0.spend()
+    }
+
+    fn set_spend(&self, lease: &mut BoxLease, spend: Spend) {
+        lease.0.set_spend(spend);
+    }
+
+    async fn load_spend(&self, id: &str) -> Result<Spend, SessionError> {
+        self.0.load_spend_dyn(id).await
+    }
 }
 
 impl BoxStore {
@@ -259,6 +297,7 @@ pub(crate) trait DynStore: Send + Sync {
     fn load_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>>;
     fn list_dyn(&self) -> StoreFuture<'_, Vec<String>>;
     fn delete_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+    fn load_spend_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Spend>;
 }
 
 /// A lease behind a pointer, with its store.
@@ -270,6 +309,8 @@ pub(crate) trait DynLease: Send {
     }
     fn release(self: Box<Self>) -> StoreFuture<'static, ()>;
     fn abandon(self: Box<Self>, ending: Abandoned);
+    fn spend(&self) -> Spend;
+    fn set_spend(&mut self, spend: Spend);
 }
 
 struct Erased<S>(Arc<S>);
@@ -303,6 +344,10 @@ impl<S: SessionStore> DynStore for Erased<S> {
     fn delete_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(self.0.delete(id))
     }
+
+    fn load_spend_dyn<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Spend> {
+        Box::pin(self.0.load_spend(id))
+    }
 }
 
 impl<S: SessionStore> DynLease for Leased<S> {
@@ -322,5 +367,13 @@ impl<S: SessionStore> DynLease for Leased<S> {
     fn abandon(self: Box<Self>, ending: Abandoned) {
         let Leased { store, lease } = *self;
         store.abandon(lease, ending);
+    }
+
+    fn spend(&self) -> Spend {
+        self.store.spend(&self.lease)
+    }
+
+    fn set_spend(&mut self, spend: Spend) {
+        self.store.set_spend(&mut self.lease, spend);
     }
 }
