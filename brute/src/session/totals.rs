@@ -22,6 +22,7 @@ use super::lock::{parent, sibling, sync_dir};
 use crate::cost::Spend;
 
 /// The table of the database stores, in a dialect both understand.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(super) const TABLE: &str = "CREATE TABLE IF NOT EXISTS brute_spend (
     session TEXT PRIMARY KEY,
     body TEXT NOT NULL
@@ -29,6 +30,7 @@ pub(super) const TABLE: &str = "CREATE TABLE IF NOT EXISTS brute_spend (
 
 /// The statement that stores the total `$2` of session `$1` (placeholders `?` in
 /// SQLite, `$` in PostgreSQL: `p` is the prefix).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(super) fn upsert(p: &str) -> String {
     format!(
         "INSERT INTO brute_spend (session, body) VALUES ({p}1, {p}2)
@@ -37,11 +39,13 @@ pub(super) fn upsert(p: &str) -> String {
 }
 
 /// The statement that reads the total of session `$1`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(super) fn select(p: &str) -> String {
     format!("SELECT body FROM brute_spend WHERE session = {p}1")
 }
 
 /// The statement that forgets the total of session `$1`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(super) fn delete(p: &str) -> String {
     format!("DELETE FROM brute_spend WHERE session = {p}1")
 }
