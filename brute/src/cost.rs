@@ -435,6 +435,9 @@ pub struct Spend {
     /// Calls that reported usage on a model without a price.
     #[serde(default)]
     pub unpriced_calls: u64,
+    /// Calls that reported usage, priced or not.
+    #[serde(default)]
+    pub calls: u64,
 }
 
 impl Spend {
@@ -442,6 +445,7 @@ impl Spend {
     /// price).
     pub fn add_call(&mut self, usage: Usage, cost: Option<Cost>) {
         self.usage += usage;
+        self.calls = self.calls.saturating_add(1);
         match cost {
             Some(cost) => self.priced += cost,
             None => self.unpriced_calls = self.unpriced_calls.saturating_add(1),
@@ -459,6 +463,7 @@ impl AddAssign for Spend {
         self.usage += other.usage;
         self.priced += other.priced;
         self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
+        self.calls = self.calls.saturating_add(other.calls);
     }
 }
 

@@ -222,6 +222,7 @@ impl Env {
         spend.usage = self.usage;
         spend.priced = self.money.cost;
         spend.unpriced_calls = self.money.with_usage.saturating_sub(self.money.priced);
+        spend.calls = self.money.with_usage;
         spend
     }
 

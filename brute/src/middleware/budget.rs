@@ -70,8 +70,9 @@ pub enum BudgetError {
 /// tokenizer: its prompt is the last call's prompt plus its reply (the provider's
 /// counts, `input_tokens + output_tokens`) plus what was added since (tool results,
 /// messages), at four characters a token; before any call of the turn, the whole
-/// conversation at four characters a token. Its output is the last call's output
-/// (none before the first). Its cost is those tokens at the average cost per token
+/// conversation at four characters a token, or the scope's average call so far
+/// (tokens spent over calls made) when that is more. Its output is the last call's
+/// output (none before the first). Its cost is those tokens at the average cost per token
 /// the scope has spent so far (nothing before the first priced call). So a limit is
 /// kept to within the error of that estimate: a call that answers far longer than
 /// the last one can end a little past it.
@@ -171,7 +172,7 @@ impl<A> Budget<A> {
                 None => return Err(Error::from_layer("Budget", BudgetError::NoSession)),
             },
         };
-        let next_tokens = next_call_tokens(env);
+        let next_tokens = next_call_tokens(env, &spent);
         let next_cost = at_average(&spent, next_tokens);
         let over_tokens = self
             .tokens
@@ -195,14 +196,19 @@ impl<A> Budget<A> {
     }
 }
 
-/// The tokens the next model call is estimated to use (see [`Budget`]).
-fn next_call_tokens(env: &Env) -> u64 {
+/// The tokens the next model call is estimated to use, given what the scope has
+/// `spent` (see [`Budget`]).
+fn next_call_tokens(env: &Env, spent: &Spend) -> u64 {
     match env.last_call() {
         Some(last) => {
             let since = env.messages.iter().skip(last.prompt_messages + 1);
             last.usage.total() + since.map(text_tokens).sum::<u64>() + last.usage.output_tokens
         }
-        None => env.messages.iter().map(text_tokens).sum(),
+        None => {
+            let text: u64 = env.messages.iter().map(text_tokens).sum();
+            let average = spent.usage.total().checked_div(spent.calls).unwrap_or(0);
+            text.max(average)
+        }
     }
 }
 
