@@ -218,12 +218,12 @@ impl Env {
     /// The tokens and money of this turn's calls that reported usage: what a session
     /// store adds to the session's running total.
     pub fn spend(&self) -> Spend {
-        let mut spend = Spend::default();
-        spend.usage = self.usage;
-        spend.priced = self.money.cost;
-        spend.unpriced_calls = self.money.with_usage.saturating_sub(self.money.priced);
-        spend.calls = self.money.with_usage;
-        spend
+        Spend {
+            usage: self.usage,
+            priced: self.money.cost,
+            unpriced_calls: self.money.with_usage.saturating_sub(self.money.priced),
+            calls: self.money.with_usage,
+        }
     }
 
     /// Returns the turn's usage so far and starts counting again from zero.

@@ -309,9 +309,8 @@ impl SessionStore for JsonlStore {
     async fn release(&self, mut lease: FileLease) -> Result<(), SessionError> {
         let written = self.write_spend(&mut lease).await;
         // Unlocking and closing are system calls: on a writer thread too.
-        match lease.file.take() {
-            Some(file) => self.pool.run_plain(move || drop(file)).await?,
-            None => {}
+        if let Some(file) = lease.file.take() {
+            self.pool.run_plain(move || drop(file)).await?;
         }
         written
     }
