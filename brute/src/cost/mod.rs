@@ -362,8 +362,9 @@ impl Prices {
         Prices::default()
     }
 
-    /// The providers' published prices for the models `from_spec` names and their
-    /// neighbours (see the table's source and date in the crate's `cost.rs`):
+    /// The providers' published prices, taken on 2026-12-01 from the OpenAI,
+    /// Anthropic and Google pricing pages (standard tier, no batch discount), for the
+    /// models `from_spec` names and their neighbours:
     /// `gpt-4o-mini`, `gpt-4o`, `gpt-4.1`, `gpt-4.1-mini`, `gpt-5`, `gpt-5-mini`, `o3`,
     /// `claude-sonnet-4-5`, `claude-sonnet-4`, `claude-haiku-4-5`, `claude-opus-4-5`,
     /// `claude-opus-4-1`, `gemini-2.5-flash`, `gemini-2.5-pro`. Prices change: check
