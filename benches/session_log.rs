@@ -146,6 +146,7 @@ async fn old_terminal<M: Model>(model: &M, env: &mut Env) -> Result<(), brute::E
         env.emit(Event::ModelResponse {
             message,
             usage: usage.as_ref(),
+            cost: None,
         });
     }
     Ok(())

@@ -26,6 +26,7 @@
 
 use std::time::Duration;
 
+use crate::cost::Cost;
 use crate::error::{Error, ModelError};
 use crate::message::{Message, ToolCall};
 use crate::stop::StopReason;
@@ -60,6 +61,10 @@ pub enum Event<'a> {
         message: &'a Message,
         /// Tokens used, when the provider reports them.
         usage: Option<&'a Usage>,
+        /// What the call cost, when the provider reported usage and the model has a
+        /// price ([`Prices`](crate::cost::Prices)); `None` otherwise, never a made-up
+        /// zero.
+        cost: Option<Cost>,
     },
     /// A piece of streamed text.
     ContentDelta(&'a str),

@@ -139,6 +139,7 @@ one string: [`providers::from_spec`]),
 
 mod agent;
 pub mod compaction;
+pub mod cost;
 pub mod env;
 mod error;
 mod event;

@@ -6,6 +6,7 @@ use tracing::Span;
 
 use crate::trace::{in_span, otel_int, traced};
 
+use crate::cost::{Cost, Prices};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -26,7 +27,7 @@ mod call_ids;
 /// (a nested future per step cost measurably per model call), and the durability step
 /// is not entered at all without a persistence layer.
 macro_rules! model_pass {
-    ($env:ident, $span:ident, $reply:expr) => {{
+    ($env:ident, $span:ident, $model:expr, $reply:expr) => {{
         $env.mark_terminal();
         if $env.persists() {
             traced!($env.persist(), ref $span)?;
@@ -39,11 +40,11 @@ macro_rules! model_pass {
                 return Err(error);
             }
         };
-        after_call($env, message, usage, &$span);
+        let cost = after_call($env, $model, message, usage, &$span);
         if $env.persists() {
             traced!($env.persist(), ref $span)?;
         }
-        respond($env, usage);
+        respond($env, usage, cost);
         Ok(())
     }};
 }
@@ -166,7 +167,7 @@ impl<M: Model> Handler<Env> for Terminal<M> {
         #[cfg(feature = "tools")]
         hand_over_secrets(env, self.model.secrets());
         let span = call_span(self.model.name(), env);
-        model_pass!(env, span, self.model.complete(env))
+        model_pass!(env, span, self.model.name(), self.model.complete(env))
     }
 }
 
@@ -216,7 +217,7 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
-        model_pass!(env, span, (self.f)(env))
+        model_pass!(env, span, "closure", (self.f)(env))
     }
 }
 
@@ -235,6 +236,7 @@ fn call_span(model: &str, env: &Env) -> Span {
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
         gen_ai.usage.cost = tracing::field::Empty,
+        brute.cost_usd = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
         otel.status_description = tracing::field::Empty,
@@ -256,10 +258,18 @@ fn before_call(env: &Env) {
 }
 
 /// What every terminal does with the model's answer before the durability step: append
-/// it, give its tool calls unique ids, count usage. The terminal then makes it durable
-/// before any tool runs ([`Env::persist`]) and reports it ([`respond`]).
+/// it, give its tool calls unique ids, count usage and price it by the model's name
+/// (with the env's [`Prices`], else the published ones). The terminal then makes it
+/// durable before any tool runs ([`Env::persist`]) and reports it ([`respond`]) with
+/// the cost returned here.
 #[inline]
-fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span) {
+fn after_call(
+    env: &mut Env,
+    model: &str,
+    message: Message,
+    usage: Option<Usage>,
+    span: &Span,
+) -> Option<Cost> {
     let pass = env.iteration;
     // Call ids unique across the session, before the reply is stored; appended first
     // and fixed in place: the reply is not moved again.
@@ -267,14 +277,35 @@ fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span
     env.messages.push_then(message, |message| {
         call_ids::make_unique(taken, message, pass)
     });
-    if let Some(usage) = usage {
-        env.record_call(env.messages.len() - 1, usage);
-        if !span.is_disabled() {
-            // As `i64`: OpenTelemetry's integers, which exporters send a `u64` as text.
-            span.record("gen_ai.usage.input_tokens", otel_int(usage.input_tokens));
-            span.record("gen_ai.usage.output_tokens", otel_int(usage.output_tokens));
+    let cost = match usage {
+        Some(usage) => {
+            env.record_call(env.messages.len() - 1, usage);
+            let cost = match env.extensions.get::<Prices>() {
+                Some(prices) => prices.cost(model, &usage),
+                None => usage.cost(model),
+            };
+            if let Some(cost) = cost {
+                env.add_cost(cost);
+            }
+            if !span.is_disabled() {
+                // As `i64`: OpenTelemetry's integers, which exporters send a `u64` as text.
+                span.record("gen_ai.usage.input_tokens", otel_int(usage.input_tokens));
+                span.record("gen_ai.usage.output_tokens", otel_int(usage.output_tokens));
+                if let Some(cost) = cost {
+                    crate::trace::record_cost(span, cost.picos());
+                    span.record(
+                        "brute.cost_usd",
+                        tracing::field::display(format!("{cost:.6}")),
+                    );
+                }
+            }
+            cost
         }
-    }
+        None => {
+            env.count_unreported_call();
+            None
+        }
+    };
     if env.captures_content()
         && let Some(message) = env.messages.last()
     {
@@ -286,15 +317,17 @@ fn after_call(env: &mut Env, message: Message, usage: Option<Usage>, span: &Span
             );
         });
     }
+    cost
 }
 
 /// Reports the model's answer, once it is durable.
 #[inline]
-fn respond(env: &Env, usage: Option<Usage>) {
+fn respond(env: &Env, usage: Option<Usage>, cost: Option<Cost>) {
     if let Some(message) = env.messages.last() {
         env.emit(Event::ModelResponse {
             message,
             usage: usage.as_ref(),
+            cost,
         });
     }
 }
@@ -348,7 +381,7 @@ where
 {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
-        model_pass!(env, span, self.f.call_env(env))
+        model_pass!(env, span, "closure", self.f.call_env(env))
     }
 }
 

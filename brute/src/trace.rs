@@ -48,13 +48,10 @@ pub(crate) fn otel_int(count: u64) -> i64 {
     i64::try_from(count).unwrap_or(i64::MAX)
 }
 
-/// The hook for a cost (issue 23 item 1, `brute::cost`, not on main when the OTLP export
-/// was written): records `gen_ai.usage.cost`, in US dollars as an OpenTelemetry double
-/// (the attribute Langfuse reads as an observation's total cost), on a `chat` span (a
-/// call's cost) or an `invoke_agent` span (the turn's), which declare the field. Once
-/// the cost lands, `model::after_call` calls it with the call's `Cost::picos()` and
-/// `Agent::run` with the turn's.
-#[allow(dead_code)]
+/// Records `gen_ai.usage.cost`, in US dollars as an OpenTelemetry double (the
+/// attribute Langfuse reads as an observation's total cost), on a `chat` span (a
+/// call's cost, from `model::after_call`) or an `invoke_agent` span (the turn's, from
+/// `Agent::run`), which declare the field.
 pub(crate) fn record_cost(span: &tracing::Span, picodollars: u64) {
     if !span.is_disabled() {
         // Exact up to 2^53 picodollars (about $9,000): a float is what backends sum.

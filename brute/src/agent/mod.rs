@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::cost::{Cost, Prices, Spend};
 use crate::env::{Env, EventHandler, Listeners};
 use crate::error::Error;
 use crate::event::{Event, EventKind};
@@ -43,6 +44,8 @@ pub struct Agent<S> {
     stack: S,
     events: Option<Arc<Listeners>>,
     capture_content: bool,
+    /// The price table every turn's env carries, when set with [`Agent::prices`].
+    prices: Option<Prices>,
     /// The `use` lines' names, outermost first, when `brute_agent!` or [`Stack`] built
     /// the stack: then the stack ends in a model, and a turn that never reached it is
     /// an error naming them.
@@ -79,6 +82,17 @@ impl Outcome {
     pub fn text(&self) -> Option<&str> {
         self.message().map(|m| m.content.as_str())
     }
+
+    /// What the turn's model calls cost: `None` when any call's cost is unknown (a
+    /// model without a price, a call that reported no usage). See [`Env::cost`].
+    pub fn cost(&self) -> Option<Cost> {
+        self.env.cost()
+    }
+
+    /// The tokens and money of the turn's calls ([`Env::spend`]).
+    pub fn spend(&self) -> Spend {
+        self.env.spend()
+    }
 }
 
 impl<S> Agent<S> {
@@ -88,6 +102,7 @@ impl<S> Agent<S> {
             stack,
             events: None,
             capture_content: false,
+            prices: None,
             layers: None,
         }
     }
@@ -140,10 +155,50 @@ impl<S> Agent<S> {
     /// [`Agent::turn`] to start a turn from a prepared conversation.
     #[inline]
     pub fn env(&self) -> Env {
-        Env::with_listeners(
+        let mut env = Env::with_listeners(
             self.events.clone().filter(|h| !h.is_empty()),
             self.capture_content,
-        )
+        );
+        if let Some(prices) = &self.prices {
+            env.extensions.insert(prices.clone());
+        }
+        env
+    }
+
+    /// Prices every model call of this agent's turns with `prices` rather than the
+    /// providers' published ones ([`Prices::published`]): each turn's env carries the
+    /// table in its extensions, where the terminal looks a model's price up by its
+    /// name. A model the table does not know has no cost.
+    ///
+    /// ```
+    /// use brute::{Completion, Env, Error, Message, Model, Usage, brute_agent};
+    /// use brute::cost::{Cost, Price, Prices};
+    ///
+    /// /// A model of one's own that reports its usage.
+    /// struct House;
+    ///
+    /// impl Model for House {
+    ///     async fn complete(&self, _env: &Env) -> Result<Completion, Error> {
+    ///         Ok(Completion { message: Message::assistant("hi"), usage: Some(Usage::new(1_000, 100)) })
+    ///     }
+    ///     fn name(&self) -> &str {
+    ///         "house-model"
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut agent = brute_agent! { run House; };
+    /// assert_eq!(agent.start("hello").await?.cost(), None); // no price for it
+    /// let price = Price::per_million(Cost::from_cents(100), Cost::from_cents(200));
+    /// agent.prices(Prices::new().with("house-model", price));
+    /// let outcome = agent.start("hello").await?;
+    /// assert_eq!(outcome.cost(), Some(Cost::from_micros(1_000 + 200)));
+    /// assert_eq!(outcome.cost().map(|c| c.to_string()).as_deref(), Some("$0.0012"));
+    /// # Ok::<(), brute::Error>(()) }).unwrap();
+    /// ```
+    pub fn prices(&mut self, prices: Prices) -> &mut Self {
+        self.prices = Some(prices);
+        self
     }
 }
 
@@ -175,7 +230,12 @@ impl<S: Handler<Env>> Agent<S> {
         env.reset_terminal();
         let result = traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env));
         match result {
-            Ok(()) => Ok(Self::finish(env)),
+            Ok(()) => {
+                if let Some(cost) = env.cost() {
+                    crate::trace::record_cost(&span, cost.picos());
+                }
+                Ok(Self::finish(env))
+            }
             Err(error) => {
                 crate::trace::record_error(&span, &error);
                 env.emit(Event::TurnEnd {
@@ -257,6 +317,7 @@ impl<S: Handler<Env>> Agent<S> {
             stack: BoxStack(Arc::new(self.stack)),
             events: self.events,
             capture_content: self.capture_content,
+            prices: self.prices,
             layers: self.layers,
         }
     }

@@ -313,6 +313,7 @@ where
             env.emit(Event::ModelResponse {
                 message: &call.completion.message,
                 usage: call.completion.usage.as_ref(),
+                cost: None,
             });
         }
         for (strategy, reason) in discarded {

@@ -22,6 +22,7 @@ pub(crate) use listeners::Listeners;
 pub use persist::{Persist, SaveFuture};
 pub use transcript::{Changes, Mark, Transcript};
 
+use crate::cost::{Cost, Spend};
 use crate::error::Error;
 use crate::event::{Event, EventKind};
 use crate::message::Message;
@@ -67,6 +68,8 @@ pub struct Env {
     usage: Usage,
     /// What the provider counted on the last model call, when it reported usage.
     last_call: Option<LastCall>,
+    /// What the turn's calls cost, and how many of them had a cost (see [`Env::cost`]).
+    money: Money,
     /// Typed values that middleware leave for each other.
     pub extensions: Extensions,
     listeners: Option<Arc<Listeners>>,
@@ -75,6 +78,16 @@ pub struct Env {
     reached_terminal: bool,
     // Boxed: an env without a persistence layer stays small, and it moves every turn.
     persist: Option<Box<Persisting>>,
+}
+
+/// The money of a turn's model calls: the calls that reported usage, those of them
+/// that had a price, what those cost, and the calls that reported no usage.
+#[derive(Clone, Copy, Debug, Default)]
+struct Money {
+    with_usage: u64,
+    priced: u64,
+    cost: Cost,
+    unreported: u64,
 }
 
 /// The persistence layer's sink and the mark of what it holds.
@@ -164,6 +177,53 @@ impl Env {
     #[inline]
     pub fn add_usage(&mut self, usage: Usage) {
         self.usage += usage;
+        self.money.with_usage += 1;
+    }
+
+    /// Adds what the model call just recorded ([`record_call`](Env::record_call),
+    /// [`add_usage`](Env::add_usage)) cost, when its model has a price: what a model
+    /// terminal does after each call. A call recorded without its cost leaves the
+    /// turn's [`cost`](Env::cost) unknown.
+    #[inline]
+    pub fn add_cost(&mut self, cost: Cost) {
+        self.money.priced += 1;
+        self.money.cost += cost;
+    }
+
+    /// Counts a model call whose provider reported no usage: its cost is unknown.
+    #[inline]
+    pub(crate) fn count_unreported_call(&mut self) {
+        self.money.unreported += 1;
+    }
+
+    /// What the model calls of this turn cost: `None` when any call's cost is unknown
+    /// (its model has no price in the [`Prices`](crate::cost::Prices) table, or its
+    /// provider reported no usage), never a made-up zero.
+    ///
+    /// ```
+    /// use brute::{Env, Usage, cost::Cost};
+    ///
+    /// let mut env = Env::new();
+    /// assert_eq!(env.cost(), Some(Cost::ZERO));
+    /// env.record_call(1, Usage::new(10, 2));
+    /// assert_eq!(env.cost(), None);
+    /// env.add_cost(Cost::from_micros(7));
+    /// assert_eq!(env.cost(), Some(Cost::from_micros(7)));
+    /// ```
+    pub fn cost(&self) -> Option<Cost> {
+        let m = &self.money;
+        (m.unreported == 0 && m.priced >= m.with_usage).then_some(m.cost)
+    }
+
+    /// The tokens and money of this turn's calls that reported usage: what a session
+    /// store adds to the session's running total.
+    pub fn spend(&self) -> Spend {
+        Spend {
+            usage: self.usage,
+            priced: self.money.cost,
+            unpriced_calls: self.money.with_usage.saturating_sub(self.money.priced),
+            calls: self.money.with_usage,
+        }
     }
 
     /// Returns the turn's usage so far and starts counting again from zero.
@@ -195,6 +255,7 @@ impl Env {
     #[inline]
     pub fn record_call(&mut self, prompt_messages: usize, usage: Usage) {
         self.usage += usage;
+        self.money.with_usage += 1;
         self.last_call = Some(LastCall {
             prompt_messages,
             usage,
@@ -263,12 +324,17 @@ impl Env {
     /// changed.
     #[inline]
     pub async fn persist(&mut self) -> Result<(), Error> {
+        let spend = (self.money.with_usage > 0).then(|| self.spend());
         let Some(persisting) = self.persist.as_deref_mut() else {
             return Ok(());
         };
         let changes = self.messages.changes_since(persisting.saved);
         if matches!(changes, Changes::None) {
             return Ok(());
+        }
+        if let Some(spend) = spend {
+            // The running total goes with the messages of the same step.
+            persisting.sink.spent(spend);
         }
         persisting.sink.save(changes).await?;
         persisting.saved = self.messages.mark();
@@ -288,6 +354,7 @@ impl fmt::Debug for Env {
             .field("should_exit", &self.should_exit)
             .field("iteration", &self.iteration)
             .field("usage", &self.usage)
+            .field("cost", &self.cost())
             .field("extensions", &self.extensions)
             .finish_non_exhaustive()
     }

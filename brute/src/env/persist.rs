@@ -55,6 +55,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::transcript::Changes;
+use crate::cost::Spend;
 use crate::error::Error;
 
 /// A boxed future of a [`Persist::save`].
@@ -99,4 +100,12 @@ pub type SaveFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send 
 pub trait Persist: Send + Sync {
     /// Saves `changes` durably; the turn goes on only when the future is done.
     fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a>;
+
+    /// What the turn's model calls have spent so far, told just before the
+    /// [`save`](Self::save) of the same durability step, so that a sink can store the
+    /// session's running total with those messages (`SessionLog`'s does). Told only
+    /// once a call reported usage; the default ignores it.
+    fn spent(&mut self, turn: Spend) {
+        let _ = turn;
+    }
 }

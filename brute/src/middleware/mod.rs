@@ -2,12 +2,14 @@
 //! layer's own concern (the session's files, errors and stores) stays in its module
 //! ([`session`](crate::session)).
 
+mod budget;
 mod max_iterations;
 mod retry;
 mod system_prompt;
 mod turn_loop;
 
 pub use crate::session::log::SessionLog;
+pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};

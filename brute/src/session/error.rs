@@ -177,6 +177,18 @@ pub enum SessionError {
     /// A retention step failed (an archive refused what a prune would remove).
     #[error(transparent)]
     Retention(super::history_error::RetentionError),
+    /// The session's stored running total of tokens and money is not one (see
+    /// [`SessionStore::spend`](super::SessionStore::spend)); its messages are untouched.
+    #[error(
+        "session {session}: its stored running total of tokens and cost is unreadable: {source}; delete it to count from zero"
+    )]
+    BadSpend {
+        /// The session (its file for the JSONL store, its id otherwise).
+        session: String,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 impl From<SessionError> for Error {

@@ -13,6 +13,8 @@ use super::retention::{SessionInfo, SessionSize, StoreSize};
 use super::retention_fs::{dir_bytes, file_info};
 use super::store::{Abandoned, SessionStore};
 use super::tail;
+use super::totals;
+use crate::cost::Spend;
 use crate::message::Message;
 
 /// Sessions as JSONL files, one message per line, `<dir>/<id>.jsonl`: the format of
@@ -55,6 +57,10 @@ pub struct FileLease {
     /// `None` only while a write runs on a writer thread (or after one was lost).
     file: Option<SessionFile>,
     path: PathBuf,
+    /// The session's running total (its sidecar's, or what was set since).
+    spend: Spend,
+    /// A total set and not yet written to the sidecar.
+    pending: Option<Spend>,
 }
 
 impl FileLease {
@@ -138,14 +144,22 @@ impl JsonlStore {
         let (file, messages) = self
             .pool
             .run(
-                move || match SessionFile::open_raw(&opened, sync, limits) {
-                    // A new file's directory entry is made durable with the batch.
-                    Ok((file, messages, true)) if sync => match file.dir_handle() {
-                        Ok(dir) => (Ok((file, messages)), Some(dir)),
-                        Err(e) => (Err(io_error(&opened, "open the directory")(e)), None),
-                    },
-                    Ok((file, messages, _)) => (Ok((file, messages)), None),
-                    Err(e) => (Err(e), None),
+                move || {
+                    let read = SessionFile::open_raw(&opened, sync, limits).and_then(
+                        |(file, messages, created)| {
+                            let spend = totals::read_sidecar(&opened)?;
+                            Ok((file, (messages, spend), created))
+                        },
+                    );
+                    match read {
+                        // A new file's directory entry is made durable with the batch.
+                        Ok((file, messages, true)) if sync => match file.dir_handle() {
+                            Ok(dir) => (Ok((file, messages)), Some(dir)),
+                            Err(e) => (Err(io_error(&opened, "open the directory")(e)), None),
+                        },
+                        Ok((file, messages, _)) => (Ok((file, messages)), None),
+                        Err(e) => (Err(e), None),
+                    }
                 },
                 |opened, synced| {
                     let (file, messages) = opened?;
@@ -154,10 +168,13 @@ impl JsonlStore {
                 },
             )
             .await??;
+        let (messages, spend) = messages;
         Ok((
             FileLease {
                 file: Some(file),
                 path,
+                spend,
+                pending: None,
             },
             messages,
         ))
@@ -229,7 +246,8 @@ impl SessionStore for JsonlStore {
             )
             .await?;
         lease.file = Some(file);
-        result
+        result?;
+        self.write_spend(lease).await
     }
 
     /// From position 0, the file is replaced through a temp file and a rename; from
@@ -261,7 +279,8 @@ impl SessionStore for JsonlStore {
             )
             .await?;
         lease.file = Some(file);
-        result
+        result?;
+        self.write_spend(lease).await
     }
 
     /// Writes on the calling thread (one write or cut, and one fsync: a dropped turn
@@ -271,6 +290,11 @@ impl SessionStore for JsonlStore {
         let Some(mut file) = lease.file.take() else {
             return;
         };
+        if let Some(spend) = lease.pending.take()
+            && let Err(error) = totals::write_sidecar(&lease.path, &spend, self.sync)
+        {
+            tracing::warn!(brute.session.path = %lease.path.display(), "{error}");
+        }
         let done = match ending {
             Abandoned::Append(messages) => file.append(&messages),
             Abandoned::RemoveLast(n) => file.cut_last(n),
@@ -285,11 +309,12 @@ impl SessionStore for JsonlStore {
     }
 
     async fn release(&self, mut lease: FileLease) -> Result<(), SessionError> {
+        let written = self.write_spend(&mut lease).await;
         // Unlocking and closing are system calls: on a writer thread too.
-        match lease.file.take() {
-            Some(file) => self.pool.run_plain(move || drop(file)).await,
-            None => Ok(()),
+        if let Some(file) = lease.file.take() {
+            self.pool.run_plain(move || drop(file)).await?;
         }
+        written
     }
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
@@ -321,7 +346,7 @@ impl SessionStore for JsonlStore {
                     Err(e) if e.kind() != io::ErrorKind::NotFound => {
                         Err(io_error(&real, "delete the file")(e))
                     }
-                    _ => Ok(()),
+                    _ => totals::remove_sidecar(&path),
                 }
             })
             .await?
@@ -354,6 +379,37 @@ impl SessionStore for JsonlStore {
         let dir = self.dir.clone();
         size.disk_bytes = Some(self.pool.run_plain(move || dir_bytes(&dir)).await??);
         Ok(size)
+    }
+
+    fn spend(&self, lease: &FileLease) -> Spend {
+        lease.spend
+    }
+
+    fn set_spend(&self, lease: &mut FileLease, spend: Spend) {
+        lease.spend = spend;
+        lease.pending = Some(spend);
+    }
+
+    async fn load_spend(&self, id: &str) -> Result<Spend, SessionError> {
+        let path = self.path_of(id)?;
+        self.pool
+            .run_plain(move || totals::read_sidecar(&path))
+            .await?
+    }
+}
+
+impl JsonlStore {
+    /// Writes the running total set on `lease` since its last write, if any, beside
+    /// the session file (on a writer thread): after the messages of the same step are
+    /// durable (see `session/totals.rs`).
+    async fn write_spend(&self, lease: &mut FileLease) -> Result<(), SessionError> {
+        let Some(spend) = lease.pending.take() else {
+            return Ok(());
+        };
+        let (path, sync) = (lease.path.clone(), self.sync);
+        self.pool
+            .run_plain(move || totals::write_sidecar(&path, &spend, sync))
+            .await?
     }
 }
 

@@ -13,6 +13,7 @@
 use std::time::Duration;
 
 use super::error::SessionError;
+use crate::cost::Spend;
 use crate::error::BoxError;
 
 /// A session of a database store (`SqliteStore`, `PostgresStore`) held for a turn:
@@ -30,6 +31,10 @@ pub struct DbLease {
     /// (always, unless something other than brute wrote the table); otherwise a
     /// rewrite from a position looks its `seq` up.
     pub(crate) dense: bool,
+    /// The session's running total (as loaded, or as set since).
+    pub(crate) spend: Spend,
+    /// A total set and not yet stored: stored with the next write (`session/totals.rs`).
+    pub(crate) pending: Option<Spend>,
 }
 
 impl DbLease {
@@ -42,6 +47,8 @@ impl DbLease {
             next,
             written: 0,
             dense: i64::try_from(rows).is_ok_and(|rows| rows == next),
+            spend: Spend::default(),
+            pending: None,
         }
     }
 
@@ -80,6 +87,8 @@ impl DbLease {
             next: self.next,
             written: self.written,
             dense: self.dense,
+            spend: self.spend,
+            pending: self.pending,
         }
     }
 

@@ -4,12 +4,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::boxed::{DynLease, Leased, Store};
 use super::error::SessionError;
 use super::jsonl::JsonlStore;
 use super::pending;
-use super::store::{DynLease, Leased, Store};
 use super::turn_lease::TurnLease;
 use super::validate::{self, Validation};
+use crate::cost::{SessionSpend, Spend};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -248,6 +249,9 @@ pub struct TurnSaved {
     /// and a warning), the turn still succeeded and everything is stored: the lease
     /// frees itself when it expires (database stores) or with the file handle (JSONL).
     pub released: bool,
+    /// The session's running total of tokens and money after the turn, as its store
+    /// keeps it ([`SessionStore::spend`](super::SessionStore::spend)).
+    pub spend: Spend,
 }
 
 /// Which session a turn uses.
@@ -381,6 +385,8 @@ impl<A: Handler<Env>> SessionLog<A> {
             });
         }
         let shared = TurnLease::new(lease, recorded);
+        let spent_before = shared.spent_before();
+        env.extensions.insert(SessionSpend(spent_before));
         // A turn dropped from here on gives its lease back (with results for the calls
         // it left without one); one that ends releases it below, and this does nothing.
         let _abandon = shared.abandon_on_drop();
@@ -429,6 +435,7 @@ impl<A: Handler<Env>> SessionLog<A> {
                 session: name,
                 messages: durable,
                 released: released_ok,
+                spend: spent_before + env.spend(),
             });
         }
         outcome

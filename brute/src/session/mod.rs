@@ -23,6 +23,7 @@
 //! thousands of files); PostgreSQL when several worker processes or machines serve
 //! the same sessions.
 
+mod boxed;
 mod copy;
 mod error;
 mod file;
@@ -41,6 +42,8 @@ mod pg_conn;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_size;
 pub mod retention;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod retention_db;
@@ -49,12 +52,16 @@ mod retention_fs;
 mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_size;
 mod store;
 mod tail;
+mod totals;
 mod turn_lease;
 mod validate;
 
 pub use crate::stream::pending::ABANDONED_APPROVAL;
+pub use boxed::{BoxLease, BoxStore, Store};
 pub use copy::copy_sessions;
 pub use error::SessionError;
 pub use file::SessionFile;
@@ -68,6 +75,6 @@ pub use postgres::PostgresStore;
 pub use retention::{Retention, RetentionReport, SessionInfo, SessionSize, StoreSize};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use store::{Abandoned, BoxLease, BoxStore, SessionStore, Store, StoreFuture};
+pub use store::{Abandoned, SessionStore, StoreFuture};
 pub use turn_lease::CANCELLED_TOOL_CALL;
 pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};

@@ -10,10 +10,12 @@ use tokio_postgres::Client;
 use super::error::SessionError;
 use super::lease::{DbLease, Dialect, Sql, Step, database_error, next_after, ttl_ms};
 use super::pg_conn::{self, Conn, PgError, TxConn};
-use super::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
-use super::retention_db::{self, POSTGRES, count};
+use super::retention::{SessionInfo, SessionSize, StoreSize};
+use super::retention_db;
 use super::rows::{bodies, new_owner, parse};
 use super::store::{Abandoned, SessionStore};
+use super::totals;
+use crate::cost::Spend;
 use crate::message::Message;
 
 /// The connections for single statements.
@@ -178,7 +180,7 @@ impl PostgresStore {
         &self.inner.shared[hash % self.inner.shared.len()]
     }
 
-    fn sql(&self) -> &Sql {
+    pub(super) fn sql(&self) -> &Sql {
         &self.inner.sql
     }
 
@@ -198,7 +200,7 @@ impl PostgresStore {
     }
 
     /// Runs query `text` on session `id`'s connection.
-    async fn query(
+    pub(super) async fn query(
         &self,
         id: &str,
         text: &str,
@@ -254,6 +256,7 @@ impl PostgresStore {
 async fn create_tables(client: &mut Client) -> Result<(), PgError> {
     let setup = client.transaction().await?;
     setup.batch_execute(SCHEMA).await?;
+    setup.batch_execute(totals::TABLE).await?;
     setup.commit().await?;
     Ok(())
 }
@@ -336,6 +339,74 @@ async fn write(conn: Conn, mut queue: mpsc::UnboundedReceiver<Append>) {
     }
 }
 
+/// Where [`PostgresStore::replace_from`] starts: a stored position, or a `seq`.
+#[derive(Clone, Copy)]
+enum Start {
+    Position(usize),
+    Seq(i64),
+}
+
+impl PostgresStore {
+    /// One transaction: the lease renewed, the messages from `start` on deleted,
+    /// `bodies` inserted there, and the session's running total stored if one was set
+    /// on the lease (`session/totals.rs`).
+    async fn replace_from(
+        &self,
+        lease: &mut DbLease,
+        start: Start,
+        bodies: Vec<String>,
+    ) -> Result<(), SessionError> {
+        let sql = self.sql();
+        let ttl = ttl_ms(self.ttl);
+        let held = &*lease;
+        let spend = held.pending.as_ref().map(totals::encode);
+        let upsert = totals::upsert("$");
+        let seq = self
+            .transaction(Step::Replace, &lease.session, async |tx| {
+                let renewed = tx
+                    .execute(&sql.renew, &[&held.session, &held.owner, &ttl])
+                    .await?;
+                if let Err(lost) = sql.renewed(renewed, held) {
+                    return Ok(Err(lost));
+                }
+                let seq = match (start, start_seq(held, start)) {
+                    (_, Some(seq)) => seq,
+                    (Start::Position(from), None) => tx
+                        .query_opt(&sql.seq_at, &[&held.session, &(from as i64)])
+                        .await?
+                        .map(|row| row.try_get(0))
+                        .transpose()?
+                        .unwrap_or(held.next),
+                    (Start::Seq(seq), None) => seq,
+                };
+                tx.execute(&sql.trim, &[&held.session, &seq, &held.owner])
+                    .await?;
+                tx.execute(
+                    "INSERT INTO brute_messages (session, seq, body)
+                     SELECT $1, $3 + ord - 1, body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)",
+                    &[&held.session, &bodies, &seq],
+                )
+                .await?;
+                if let Some(spend) = &spend {
+                    tx.execute(&upsert, &[&held.session, spend]).await?;
+                }
+                Ok(Ok(seq))
+            })
+            .await?;
+        lease.rewritten(seq, bodies.len());
+        lease.pending = None;
+        Ok(())
+    }
+}
+
+/// The `seq` where `start` is, when known without a query.
+fn start_seq(lease: &DbLease, start: Start) -> Option<i64> {
+    match start {
+        Start::Position(from) => lease.seq_of(from),
+        Start::Seq(seq) => Some(seq),
+    }
+}
+
 impl SessionStore for PostgresStore {
     type Lease = DbLease;
 
@@ -351,7 +422,9 @@ impl SessionStore for PostgresStore {
         sql.taken(taken, id)?;
         let (messages, next) = self.load_with_next(id).await?;
         let rows = messages.len();
-        Ok((DbLease::new(id.to_string(), owner, next, rows), messages))
+        let mut lease = DbLease::new(id.to_string(), owner, next, rows);
+        lease.spend = self.load_spend(id).await?;
+        Ok((lease, messages))
     }
 
     async fn append(&self, lease: &mut DbLease, messages: &[Message]) -> Result<(), SessionError> {
@@ -360,6 +433,12 @@ impl SessionStore for PostgresStore {
             return Ok(());
         }
         let count = bodies.len();
+        if lease.pending.is_some() {
+            // With the session's running total: one transaction of their own, not the
+            // writer's batch (once per model call).
+            let next = lease.next;
+            return self.replace_from(lease, Start::Seq(next), bodies).await;
+        }
         let (reply, result) = oneshot::channel();
         self.inner
             .appends
@@ -386,39 +465,8 @@ impl SessionStore for PostgresStore {
         messages: &[Message],
     ) -> Result<(), SessionError> {
         let bodies = bodies("postgres", messages, &lease.session)?;
-        let sql = self.sql();
-        let ttl = ttl_ms(self.ttl);
-        let held = &*lease;
-        let seq = self
-            .transaction(Step::Replace, &lease.session, async |tx| {
-                let renewed = tx
-                    .execute(&sql.renew, &[&held.session, &held.owner, &ttl])
-                    .await?;
-                if let Err(lost) = sql.renewed(renewed, held) {
-                    return Ok(Err(lost));
-                }
-                let seq = match held.seq_of(from) {
-                    Some(seq) => seq,
-                    None => tx
-                        .query_opt(&sql.seq_at, &[&held.session, &(from as i64)])
-                        .await?
-                        .map(|row| row.try_get(0))
-                        .transpose()?
-                        .unwrap_or(held.next),
-                };
-                tx.execute(&sql.trim, &[&held.session, &seq, &held.owner])
-                    .await?;
-                tx.execute(
-                    "INSERT INTO brute_messages (session, seq, body)
-                     SELECT $1, $3 + ord - 1, body FROM unnest($2::text[]) WITH ORDINALITY AS t(body, ord)",
-                    &[&held.session, &bodies, &seq],
-                )
-                .await?;
-                Ok(Ok(seq))
-            })
-            .await?;
-        lease.rewritten(seq, bodies.len());
-        Ok(())
+        self.replace_from(lease, Start::Position(from), bodies)
+            .await
     }
 
     /// Spawns the append and the release on the current tokio runtime (the
@@ -455,7 +503,12 @@ impl SessionStore for PostgresStore {
         });
     }
 
-    async fn release(&self, lease: DbLease) -> Result<(), SessionError> {
+    async fn release(&self, mut lease: DbLease) -> Result<(), SessionError> {
+        if lease.pending.is_some() {
+            let next = lease.next;
+            self.replace_from(&mut lease, Start::Seq(next), Vec::new())
+                .await?;
+        }
         let sql = self.sql();
         self.execute(
             &lease.session,
@@ -494,6 +547,7 @@ impl SessionStore for PostgresStore {
             for statement in &sql.delete {
                 tx.execute(statement, &[&id]).await?;
             }
+            tx.execute(&totals::delete("$"), &[&id]).await?;
             Ok(Ok(()))
         })
         .await
@@ -501,57 +555,39 @@ impl SessionStore for PostgresStore {
 
     /// The rows of the session and the bytes of their JSON.
     async fn size(&self, id: &str) -> Result<SessionSize, SessionError> {
-        let fail = || self.sql().fail(Step::Load, id);
-        let rows = self
-            .query(id, POSTGRES.size, &[&id])
-            .await
-            .map_err(fail())?;
-        let row = rows
-            .first()
-            .ok_or_else(|| database_error("postgres", Step::Load, id, "no row"))?;
-        let (messages, bytes): (i64, i64) = row
-            .try_get(0)
-            .and_then(|m| Ok((m, row.try_get(1)?)))
-            .map_err(|e| fail()(PgError::new(e)))?;
-        Ok(SessionSize {
-            messages: count(messages),
-            bytes: count(bytes),
-        })
+        self.measure(id).await
     }
 
     async fn sessions(&self) -> Result<Vec<SessionInfo>, SessionError> {
-        let fail = || self.sql().fail(Step::List, "");
-        let rows = self
-            .query("", POSTGRES.sessions, &[])
-            .await
-            .map_err(fail())?;
-        rows.iter()
-            .map(|row| {
-                Ok(SessionInfo {
-                    id: row.try_get(0)?,
-                    size: SessionSize {
-                        messages: count(row.try_get(1)?),
-                        bytes: count(row.try_get(2)?),
-                    },
-                    updated: from_unix_ms(row.try_get(3)?),
-                })
-            })
-            .collect::<Result<_, tokio_postgres::Error>>()
-            .map_err(|e| fail()(PgError::new(e)))
+        self.session_infos().await
     }
 
-    /// The sessions' totals, and the four tables with their indexes and TOAST for
-    /// `disk_bytes`.
     async fn store_size(&self) -> Result<StoreSize, SessionError> {
-        let mut size = StoreSize::of(&self.sessions().await?);
-        let fail = || self.sql().fail(Step::List, "");
-        let rows = self.query("", POSTGRES.disk, &[]).await.map_err(fail())?;
-        let disk: i64 = rows
-            .first()
-            .ok_or_else(|| database_error("postgres", Step::List, "", "no row"))?
-            .try_get(0)
-            .map_err(|e| fail()(PgError::new(e)))?;
-        size.disk_bytes = Some(count(disk));
-        Ok(size)
+        self.measure_store().await
+    }
+
+    fn spend(&self, lease: &DbLease) -> Spend {
+        lease.spend
+    }
+
+    fn set_spend(&self, lease: &mut DbLease, spend: Spend) {
+        lease.spend = spend;
+        lease.pending = Some(spend);
+    }
+
+    async fn load_spend(&self, id: &str) -> Result<Spend, SessionError> {
+        let sql = self.sql();
+        let rows = self
+            .query(id, &totals::select("$"), &[&id])
+            .await
+            .map_err(sql.fail(Step::Load, id))?;
+        let body: Option<&str> = match rows.first() {
+            Some(row) => Some(
+                row.try_get(0)
+                    .map_err(|e| sql.fail(Step::Load, id)(PgError::new(e)))?,
+            ),
+            None => None,
+        };
+        totals::decode(id, body)
     }
 }

@@ -13,10 +13,12 @@ use tokio::sync::oneshot;
 use super::error::SessionError;
 use super::holder::Holder;
 use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
-use super::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
-use super::retention_db::{self, SQLITE, count};
+use super::retention::{SessionInfo, SessionSize, StoreSize};
+use super::retention_db;
 use super::rows::{bodies, parse};
 use super::store::{Abandoned, SessionStore};
+use super::totals;
+use crate::cost::Spend;
 use crate::message::Message;
 
 /// The commit of a batch, shared by its requests.
@@ -119,6 +121,7 @@ impl SqliteStore {
                  expires INTEGER NOT NULL
              ) WITHOUT ROWID;",
         )
+        .and_then(|()| conn.execute_batch(totals::TABLE))
         .map_err(sql.fail(Step::Setup, &where_))?;
         conn.execute_batch(retention_db::SQLITE_SCHEMA)
             .map_err(sql.fail(Step::Setup, &where_))?;
@@ -160,7 +163,7 @@ impl SqliteStore {
 
     /// Runs `job` in the writer thread's next transaction and gives back its result
     /// once that transaction is committed.
-    fn run<R: Send + 'static>(
+    pub(super) fn run<R: Send + 'static>(
         &self,
         session: &str,
         job: impl FnOnce(&Connection, &Sql) -> Result<R, SessionError> + Send + 'static,
@@ -366,7 +369,9 @@ impl SessionStore for SqliteStore {
             }
             let (messages, next) = load(conn, sql, &session)?;
             let rows = messages.len();
-            Ok((DbLease::new(session, owner, next, rows), messages))
+            let mut lease = DbLease::new(session, owner, next, rows);
+            lease.spend = load_spend(conn, sql, &lease.session)?;
+            Ok((lease, messages))
         })
         .await
     }
@@ -381,10 +386,12 @@ impl SessionStore for SqliteStore {
         let ttl = ttl_ms(self.ttl);
         self.run(&lease.session, move |conn, sql| {
             renew(conn, sql, &held, ttl)?;
-            insert(conn, sql, &held, held.next, &bodies)
+            insert(conn, sql, &held, held.next, &bodies)?;
+            store_spend(conn, sql, &held)
         })
         .await?;
         lease.appended(count);
+        lease.pending = None;
         Ok(())
     }
 
@@ -418,10 +425,12 @@ impl SessionStore for SqliteStore {
                 };
                 execute(conn, &sql.trim, params![held.session, seq, held.owner]).map_err(fail())?;
                 insert(conn, sql, &held, seq, &bodies)?;
+                store_spend(conn, sql, &held)?;
                 Ok(seq)
             })
             .await?;
         lease.rewritten(seq, count);
+        lease.pending = None;
         Ok(())
     }
 
@@ -451,13 +460,26 @@ impl SessionStore for SqliteStore {
             Abandoned::Nothing => {}
         }
         let session = lease.session.clone();
-        self.queue(&session, move |conn, sql| release(conn, sql, &lease));
+        self.queue(&session, move |conn, sql| {
+            if lease.pending.is_some() {
+                renew(conn, sql, &lease, ttl)?;
+                store_spend(conn, sql, &lease)?;
+            }
+            release(conn, sql, &lease)
+        });
     }
 
     async fn release(&self, lease: DbLease) -> Result<(), SessionError> {
         let session = lease.session.clone();
-        self.run(&session, move |conn, sql| release(conn, sql, &lease))
-            .await
+        let ttl = ttl_ms(self.ttl);
+        self.run(&session, move |conn, sql| {
+            if lease.pending.is_some() {
+                renew(conn, sql, &lease, ttl)?;
+                store_spend(conn, sql, &lease)?;
+            }
+            release(conn, sql, &lease)
+        })
+        .await
     }
 
     async fn load(&self, id: &str) -> Result<Vec<Message>, SessionError> {
@@ -491,6 +513,7 @@ impl SessionStore for SqliteStore {
             for statement in &sql.delete {
                 execute(conn, statement, [&session]).map_err(fail())?;
             }
+            execute(conn, &totals::delete("?"), [&session]).map_err(fail())?;
             Ok(())
         })
         .await
@@ -498,55 +521,53 @@ impl SessionStore for SqliteStore {
 
     /// The rows of the session and the bytes of their JSON.
     async fn size(&self, id: &str) -> Result<SessionSize, SessionError> {
-        let session = id.to_string();
-        self.run(id, move |conn, sql| {
-            conn.prepare_cached(SQLITE.size)
-                .and_then(|mut q| {
-                    q.query_row([&session], |row| {
-                        Ok(SessionSize {
-                            messages: count(row.get(0)?),
-                            bytes: count(row.get(1)?),
-                        })
-                    })
-                })
-                .map_err(sql.fail(Step::Load, &session))
-        })
-        .await
+        self.measure(id).await
     }
 
     async fn sessions(&self) -> Result<Vec<SessionInfo>, SessionError> {
-        self.run("", |conn, sql| {
-            let fail = || sql.fail(Step::List, "");
-            let mut statement = conn.prepare_cached(SQLITE.sessions).map_err(fail())?;
-            let sessions = statement
-                .query_map([], |row| {
-                    Ok(SessionInfo {
-                        id: row.get(0)?,
-                        size: SessionSize {
-                            messages: count(row.get(1)?),
-                            bytes: count(row.get(2)?),
-                        },
-                        updated: from_unix_ms(row.get(3)?),
-                    })
-                })
-                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                .map_err(fail())?;
-            Ok(sessions)
-        })
-        .await
+        self.session_infos().await
     }
 
-    /// The sessions' totals, and the database file's pages for `disk_bytes` (the
-    /// write-ahead log aside).
     async fn store_size(&self) -> Result<StoreSize, SessionError> {
-        let mut size = StoreSize::of(&self.sessions().await?);
-        let disk = self
-            .run("", |conn, sql| {
-                conn.query_row(SQLITE.disk, [], |row| row.get::<_, i64>(0))
-                    .map_err(sql.fail(Step::List, ""))
-            })
-            .await?;
-        size.disk_bytes = Some(count(disk));
-        Ok(size)
+        self.measure_store().await
     }
+
+    fn spend(&self, lease: &DbLease) -> Spend {
+        lease.spend
+    }
+
+    fn set_spend(&self, lease: &mut DbLease, spend: Spend) {
+        lease.spend = spend;
+        lease.pending = Some(spend);
+    }
+
+    async fn load_spend(&self, id: &str) -> Result<Spend, SessionError> {
+        let session = id.to_string();
+        self.run(id, move |conn, sql| load_spend(conn, sql, &session))
+            .await
+    }
+}
+
+/// The stored running total of `session` (none: zero).
+fn load_spend(conn: &Connection, sql: &Sql, session: &str) -> Result<Spend, SessionError> {
+    let body: Option<String> = conn
+        .prepare_cached(&totals::select("?"))
+        .and_then(|mut q| q.query_row([session], |row| row.get(0)).optional())
+        .map_err(sql.fail(Step::Load, session))?;
+    totals::decode(session, body.as_deref())
+}
+
+/// Stores the running total set on `lease` since its last write, if any, in the
+/// caller's transaction (after its lease check).
+fn store_spend(conn: &Connection, sql: &Sql, lease: &DbLease) -> Result<(), SessionError> {
+    let Some(spend) = &lease.pending else {
+        return Ok(());
+    };
+    execute(
+        conn,
+        &totals::upsert("?"),
+        params![lease.session, totals::encode(spend)],
+    )
+    .map_err(sql.fail(Step::Append, &lease.session))?;
+    Ok(())
 }

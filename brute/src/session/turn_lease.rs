@@ -4,8 +4,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::boxed::DynLease;
 use super::error::SessionError;
-use super::store::{Abandoned, DynLease};
+use super::store::Abandoned;
+use crate::cost::Spend;
 use crate::env::{Changes, Persist, SaveFuture};
 use crate::error::Error;
 use crate::message::{Message, Role};
@@ -28,6 +30,10 @@ struct Held {
     history: usize,
     /// The messages of the record now stored (the history and the turn's).
     stored: usize,
+    /// The session's running total when the turn began, as its store held it.
+    spent_before: Spend,
+    /// The last turn total handed to the lease, so an unchanged one is not stored again.
+    spent_turn: Option<Spend>,
 }
 
 /// A turn's lease, shared.
@@ -38,7 +44,10 @@ impl TurnLease {
     /// Holds `lease` for a turn whose loaded history (of `history` messages, stored)
     /// has no call without a result (loading repaired any).
     pub(super) fn new(lease: Box<dyn DynLease>, history: usize) -> Self {
+        let spent_before = lease.spend();
         TurnLease(Arc::new(Mutex::new(Held {
+            spent_before,
+            spent_turn: None,
             lease: Some(lease),
             open: Vec::new(),
             answered: false,
@@ -46,6 +55,11 @@ impl TurnLease {
             history,
             stored: history,
         })))
+    }
+
+    /// The session's running total when the turn began.
+    pub(super) fn spent_before(&self) -> Spend {
+        self.lock().spent_before
     }
 
     /// How many of the turn's messages are stored, counted from its first (the
@@ -86,6 +100,20 @@ struct Writer {
 }
 
 impl Persist for Writer {
+    /// Hands the session's new running total to the lease, which stores it with the
+    /// messages this step saves next.
+    fn spent(&mut self, turn: Spend) {
+        let mut held = self.lease.lock();
+        if held.spent_turn == Some(turn) {
+            return;
+        }
+        let total = held.spent_before + turn;
+        if let Some(lease) = held.lease.as_mut() {
+            lease.set_spend(total);
+            held.spent_turn = Some(turn);
+        }
+    }
+
     fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
         Box::pin(async move {
             // The lease is taken out for the write (no lock is held across it) and put
@@ -209,6 +237,8 @@ mod tests {
             unanswered: 0,
             history: 0,
             stored: 0,
+            spent_before: Spend::default(),
+            spent_turn: None,
         }
     }
 
