@@ -9,7 +9,8 @@
 # Environment: TIMEOUT (seconds per test run, default 300), BUILD_TIMEOUT (seconds per
 # build, default 1200), OUT (default tests/mutants/out), SESSION_FILES (the files of the
 # session room to mutate, default all of brute/src/session/*.rs: the room is hours long,
-# run it a few files at a time). Mutants run one at a time (in place, there is one tree).
+# run it a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
+# at spaces: `-F REGEX` to test only the mutants whose names match). Mutants run one at a time (in place, there is one tree).
 #
 # It mutates the work tree IN PLACE (so that builds reuse target/): do not edit or build
 # in this work tree while it runs, and check `git status` after an interrupted run.
@@ -28,6 +29,11 @@ if ! git diff --quiet -- brute/src brute-serve/src; then
     exit 2
 fi
 
+# The pinned toolchain's cargo (rust-toolchain.toml) for every build cargo-mutants
+# starts: without CARGO it may start another toolchain's, which rebuilds every
+# dependency into target/.
+CARGO=${CARGO:-$(rustup which cargo)}
+export CARGO
 TIMEOUT=${TIMEOUT:-300}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-1200}
 OUT=${OUT:-tests/mutants/out}
@@ -111,7 +117,7 @@ for name in "${rooms[@]}"; do
     # Exit status 2 means survivors: go on with the next room, and say so at the end.
     cargo mutants --workspace --in-place --baseline=skip --timeout "$TIMEOUT" \
         --build-timeout "$BUILD_TIMEOUT" --output "$OUT/$name" "${args[@]}" \
-        --test-package "$PACKAGES" -- "${TESTS[@]}" || status=$?
+        --test-package "$PACKAGES" ${MUTANTS_ARGS:-} -- "${TESTS[@]}" || status=$?
     git diff --quiet -- brute/src brute-serve/src || {
         echo "a mutant was left in the work tree: git checkout brute/src brute-serve/src" >&2
         exit 3

@@ -481,18 +481,6 @@ mod tests {
     }
 
     #[test]
-    fn open_and_open_dir_reach_the_named_file_and_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let sandbox = Sandbox::new(dir.path()).unwrap();
-        sandbox.write(Path::new("d/f"), b"hello").unwrap();
-        let mut text = String::new();
-        io::Read::read_to_string(&mut sandbox.open(Path::new("d/f")).unwrap(), &mut text).unwrap();
-        assert_eq!(text, "hello");
-        let d = sandbox.open_dir(sandbox.root()).unwrap();
-        assert_eq!(d.read_to_string("d/f").unwrap(), "hello");
-    }
-
-    #[test]
     fn a_root_dir_made_from_a_path_is_that_path() {
         let path = |root: RootDir| root.resolve().unwrap();
         assert_eq!(path(RootDir::from("/a/b")), PathBuf::from("/a/b"));
