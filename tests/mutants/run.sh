@@ -64,7 +64,8 @@ room() {
     pipeline)
         FILES=(brute/src/tools/pipeline/*.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test tool_pipeline --test approval --test session_crash --test tools)
+        TESTS=(--lib --test tool_pipeline --test approval --test session_crash --test tools
+            --test turn_tracing)
         ;;
     session)
         # shellcheck disable=SC2206 # a space-separated list of paths or globs
