@@ -49,30 +49,30 @@ room() {
     redact)
         FILES=(brute/src/providers/redact.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test provider_empty_key --test adversarial_provider_canary)
+        TESTS=(--lib --test=provider_empty_key --test=adversarial_provider_canary)
         ;;
     auth)
         FILES=(brute-serve/src/auth.rs)
         PACKAGES=brute-serve
-        TESTS=(--lib --test auth_prefix --test serve)
+        TESTS=(--lib --test=auth_prefix --test=serve)
         ;;
     sandbox)
         FILES=(brute/src/tools/sandbox.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test adversarial_tools --test tools_builtin)
+        TESTS=(--lib --test=adversarial_tools --test=tools_builtin)
         ;;
     pipeline)
         FILES=(brute/src/tools/pipeline/*.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test tool_pipeline --test approval --test session_crash --test tools
-            --test turn_tracing)
+        TESTS=(--lib --test=tool_pipeline --test=approval --test=session_crash --test=tools
+            --test=turn_tracing)
         ;;
     session)
         # shellcheck disable=SC2206 # a space-separated list of paths or globs
         FILES=(${SESSION_FILES:-brute/src/session/*.rs})
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test session_store --test session_log --test session_durability
-            --test session_crash --test session_workers --test approval)
+        TESTS=(--lib --test=session_store --test=session_log --test=session_durability
+            --test=session_crash --test=session_workers --test=approval)
         ;;
     *)
         echo "unknown room $1 (redact auth sandbox pipeline session all)" >&2
@@ -102,7 +102,7 @@ for name in "${rooms[@]}"; do
     # cargo-mutants 27.1 runs its baseline (the tests on the unmutated tree) with the
     # mutated package only, whatever --test-package says (lab.rs: the baseline scenario
     # gets `PackageSelection::Explicit(all_mutated_packages)`), so a baseline of
-    # `cargo test --package=brute --test session_log` fails and the room stops before
+    # `cargo test --package=brute --test=session_log` fails and the room stops before
     # its first mutant. So the script runs the baseline itself, with the same selection
     # the mutants get, and tells cargo-mutants to skip its own.
     pkg_args=()
@@ -115,10 +115,19 @@ for name in "${rooms[@]}"; do
         echo "the baseline failed (tests fail on the unmutated tree): see $OUT/$name/baseline.log" >&2
         exit 4
     }
+    # The selection goes in as cargo arguments (`--cargo-arg`), not after `--`: cargo-mutants
+    # adds what follows `--` to the test run only, so each mutant's build phase
+    # (`cargo test --no-run`) would build every test binary of the root package.
+    for arg in "${TESTS[@]}"; do
+        args+=("--cargo-arg=$arg")
+    done
     # Exit status 2 means survivors: go on with the next room, and say so at the end.
-    cargo mutants --workspace --in-place --baseline=skip --timeout "$TIMEOUT" \
+    # cargo-mutants is started itself, not as `cargo mutants`: that way the CARGO set
+    # above is the one it builds with.
+    # shellcheck disable=SC2086 # MUTANTS_ARGS is split at spaces on purpose
+    cargo-mutants mutants --workspace --in-place --baseline=skip --timeout "$TIMEOUT" \
         --build-timeout "$BUILD_TIMEOUT" --output "$OUT/$name" "${args[@]}" \
-        --test-package "$PACKAGES" ${MUTANTS_ARGS:-} -- "${TESTS[@]}" || status=$?
+        --test-package "$PACKAGES" ${MUTANTS_ARGS:-} || status=$?
     git diff --quiet -- brute/src brute-serve/src || {
         echo "a mutant was left in the work tree: git checkout brute/src brute-serve/src" >&2
         exit 3
