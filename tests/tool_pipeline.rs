@@ -421,12 +421,21 @@ async fn approval_allows_denies_and_rewrites() {
         (_, "r") => Decision::Rewrite(json!({"ms": 1, "label": "rewritten"})),
         _ => Decision::Allow,
     });
-    let agent = brute_agent! {
+    let mut agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline { tools: (Sleep, Fail), root: dir.path(), approval: policy };
         run model;
     };
+    // Every call the policy decided on (none is asked about) is reported as started.
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let sink = started.clone();
+    agent.on(EventKind::ToolCallStart, move |_env, event| {
+        if let Event::ToolCallStart { call } = event {
+            sink.lock().unwrap().push(call.id.clone());
+        }
+    });
     let outcome = agent.start("go").await.unwrap();
+    assert_eq!(*started.lock().unwrap(), ["a", "d", "r"]);
     let results = tool_results(&outcome.env.messages);
     assert_eq!(results[0], ("a", "allowed"));
     assert_eq!(
@@ -736,4 +745,53 @@ async fn a_resumed_call_hides_the_key_the_model_handed_over_earlier() {
     let result = tool_results(&outcome.env.messages)[0].1.to_string();
     assert!(!result.contains(KEYED_KEY), "{result}");
     assert!(result.contains("[redacted api key]"), "{result}");
+}
+
+/// A call of a tool that runs on the client (`ClientTools`, as the server's chat
+/// endpoint sets them) pauses the turn as an asked call does, even under a policy that
+/// never asks (`AllowAll`, the default), while the other calls of the reply run; the
+/// client's tool is advertised once, as the client gave it, beside the pipeline's own.
+#[tokio::test]
+async fn a_client_tools_call_pauses_the_turn_under_a_policy_that_never_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![
+                call("c1", "remote", json!({})),
+                call("c2", "sleep", json!({"ms": 1, "label": "local"})),
+            ],
+        ),
+        Message::assistant("never reached"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: Sleep, root: dir.path() };
+        run model;
+    };
+    let mut env = agent.env();
+    env.messages.push(Message::user("go"));
+    env.tools.push(brute::model::ToolSpec::new(
+        "remote",
+        "Runs on the client.",
+        json!({"type": "object", "properties": {}}),
+    ));
+    env.extensions
+        .insert(brute::tools::ClientTools::new(["remote".to_string()]));
+    let outcome = agent.turn(env).await.unwrap();
+    assert_eq!(
+        outcome.stop.awaiting_approval(),
+        Some(&["c1".to_string()][..])
+    );
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].0, "c1");
+    assert!(
+        outcome.env.messages.iter().any(|m| m.awaiting_approval()),
+        "{results:?}"
+    );
+    assert_eq!(results[1], ("c2", "local"));
+    let names: Vec<&str> = outcome.env.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["remote", "sleep"]);
+    assert_eq!(outcome.env.tools[0].description, "Runs on the client.");
 }

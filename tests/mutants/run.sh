@@ -4,10 +4,13 @@
 #
 # Install cargo-mutants once (into ~/.cargo/bin):
 #     cargo install cargo-mutants --locked
-# Run:
-#     tests/mutants/run.sh ROOM...    (rooms: redact auth sandbox pipeline session, or all)
-# Environment: TIMEOUT (seconds per test run, default 300), OUT (default
-# tests/mutants/out). Mutants run one at a time (in place, there is one tree).
+# Run (at the lowest priority when others build on the machine):
+#     nice -n 19 tests/mutants/run.sh ROOM...    (rooms: redact auth sandbox pipeline session, or all)
+# Environment: TIMEOUT (seconds per test run, default 300), BUILD_TIMEOUT (seconds per
+# build, default 1200), OUT (default tests/mutants/out), SESSION_FILES (the files of the
+# session room to mutate, default all of brute/src/session/*.rs: the room is hours long,
+# run it a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
+# at spaces: `-F REGEX` to test only the mutants whose names match). Mutants run one at a time (in place, there is one tree).
 #
 # It mutates the work tree IN PLACE (so that builds reuse target/): do not edit or build
 # in this work tree while it runs, and check `git status` after an interrupted run.
@@ -26,42 +29,50 @@ if ! git diff --quiet -- brute/src brute-serve/src; then
     exit 2
 fi
 
+# The pinned toolchain's cargo (rust-toolchain.toml) for every build cargo-mutants
+# starts: without CARGO it may start another toolchain's, which rebuilds every
+# dependency into target/.
+CARGO=${CARGO:-$(rustup which cargo)}
+export CARGO
 TIMEOUT=${TIMEOUT:-300}
+BUILD_TIMEOUT=${BUILD_TIMEOUT:-1200}
 OUT=${OUT:-tests/mutants/out}
 
-# room -> the files mutated, the package whose tests run (`workspace` for the root
-# package's tests/), and the `cargo test` arguments selecting the tests that cover
-# the room.
+# room -> the files mutated, the packages whose tests run (a comma list for
+# --test-package; `brute-suite` is the root package, whose tests are in tests/), and the
+# `cargo test` arguments selecting the tests that cover the room. With several
+# packages, `--lib` runs the unit tests of those that have a library and `--test NAME`
+# the test binaries of those that have one; a filter after `--` would apply to every
+# binary, so the unit tests of `brute` run whole.
 room() {
     case "$1" in
     redact)
         FILES=(brute/src/providers/redact.rs)
-        PACKAGE=brute
-        # The unit tests of the file; tests/provider_empty_key.rs and
-        # tests/adversarial_provider_canary.rs cover it too (see RESULT.md: the root
-        # package's tests could not be selected with cargo-mutants 27.1).
-        TESTS=(--lib -- providers::redact)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=provider_empty_key --test=adversarial_provider_canary)
         ;;
     auth)
         FILES=(brute-serve/src/auth.rs)
-        PACKAGE=brute-serve
-        TESTS=(--lib --test auth_prefix --test serve)
+        PACKAGES=brute-serve
+        TESTS=(--lib --test=auth_prefix --test=serve)
         ;;
     sandbox)
         FILES=(brute/src/tools/sandbox.rs)
-        PACKAGE=workspace
-        TESTS=(--test adversarial_tools --test tools_builtin)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=adversarial_tools --test=tools_builtin)
         ;;
     pipeline)
         FILES=(brute/src/tools/pipeline/*.rs)
-        PACKAGE=workspace
-        TESTS=(--test tool_pipeline --test approval --test session_crash --test tools)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=tool_pipeline --test=approval --test=session_crash --test=tools
+            --test=turn_tracing)
         ;;
     session)
-        FILES=(brute/src/session/*.rs)
-        PACKAGE=workspace
-        TESTS=(--test session_store --test session_log --test session_durability
-            --test session_crash --test session_workers --test approval)
+        # shellcheck disable=SC2206 # a space-separated list of paths or globs
+        FILES=(${SESSION_FILES:-brute/src/session/*.rs})
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=session_store --test=session_log --test=session_durability
+            --test=session_crash --test=session_workers --test=approval)
         ;;
     *)
         echo "unknown room $1 (redact auth sandbox pipeline session all)" >&2
@@ -86,20 +97,37 @@ for name in "${rooms[@]}"; do
     for file in "${FILES[@]}"; do
         args+=(--file "$file")
     done
-    if [ "$PACKAGE" = workspace ]; then
-        # The root package's tests. UNVERIFIED: with cargo-mutants 27.1 neither
-        # --test-package brute-suite nor this ran them (it tested the mutated package
-        # only, and `cargo test -p brute --test X` fails); see RESULT.md.
-        args+=(--test-workspace=true)
-    else
-        args+=(--test-package "$PACKAGE")
-    fi
     mkdir -p "$OUT/$name"
-    echo "== $name: ${FILES[*]} (tests of $PACKAGE: ${TESTS[*]})"
+    echo "== $name: ${FILES[*]} (tests of $PACKAGES: ${TESTS[*]})"
+    # cargo-mutants 27.1 runs its baseline (the tests on the unmutated tree) with the
+    # mutated package only, whatever --test-package says (lab.rs: the baseline scenario
+    # gets `PackageSelection::Explicit(all_mutated_packages)`), so a baseline of
+    # `cargo test --package=brute --test=session_log` fails and the room stops before
+    # its first mutant. So the script runs the baseline itself, with the same selection
+    # the mutants get, and tells cargo-mutants to skip its own.
+    pkg_args=()
+    IFS=, read -r -a pkgs <<<"$PACKAGES"
+    for pkg in "${pkgs[@]}"; do
+        pkg_args+=(--package "$pkg")
+    done
+    echo "-- baseline: cargo test ${pkg_args[*]} ${TESTS[*]}"
+    cargo test "${pkg_args[@]}" "${TESTS[@]}" >"$OUT/$name/baseline.log" 2>&1 || {
+        echo "the baseline failed (tests fail on the unmutated tree): see $OUT/$name/baseline.log" >&2
+        exit 4
+    }
+    # The selection goes in as cargo arguments (`--cargo-arg`), not after `--`: cargo-mutants
+    # adds what follows `--` to the test run only, so each mutant's build phase
+    # (`cargo test --no-run`) would build every test binary of the root package.
+    for arg in "${TESTS[@]}"; do
+        args+=("--cargo-arg=$arg")
+    done
     # Exit status 2 means survivors: go on with the next room, and say so at the end.
-    cargo mutants --workspace --in-place --timeout "$TIMEOUT" \
-        --output "$OUT/$name" "${args[@]}" \
-        -- "${TESTS[@]}" || status=$?
+    # cargo-mutants is started itself, not as `cargo mutants`: that way the CARGO set
+    # above is the one it builds with.
+    # shellcheck disable=SC2086 # MUTANTS_ARGS is split at spaces on purpose
+    cargo-mutants mutants --workspace --in-place --baseline=skip --timeout "$TIMEOUT" \
+        --build-timeout "$BUILD_TIMEOUT" --output "$OUT/$name" "${args[@]}" \
+        --test-package "$PACKAGES" ${MUTANTS_ARGS:-} || status=$?
     git diff --quiet -- brute/src brute-serve/src || {
         echo "a mutant was left in the work tree: git checkout brute/src brute-serve/src" >&2
         exit 3

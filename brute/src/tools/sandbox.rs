@@ -405,4 +405,93 @@ mod tests {
             [("f.txt".to_string(), false)]
         );
     }
+
+    // The tests below pin what each operation returns, so that a changed comparison or
+    // result in one of them fails here (the mutation check, tests/mutants/).
+
+    #[test]
+    fn a_path_of_exactly_the_limit_is_resolved_and_one_byte_more_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let at_limit = "a/".repeat(MAX_PATH / 2 - 1) + "bb";
+        assert_eq!(at_limit.len(), MAX_PATH);
+        let resolved = sandbox.resolve(&at_limit).unwrap();
+        assert_eq!(resolved, sandbox.root().join(&at_limit));
+        let over = at_limit + "c";
+        let err = sandbox.resolve(&over).unwrap_err().to_string();
+        assert!(err.contains("longer than 4096 bytes"), "{err}");
+    }
+
+    #[test]
+    fn a_dangling_link_inside_the_root_is_unresolvable_not_an_escape() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let root = sandbox.root().to_path_buf();
+        std::os::unix::fs::symlink(root.join("nothing"), root.join("dangling")).unwrap();
+        let err = sandbox.resolve("dangling").unwrap_err();
+        assert!(matches!(err, PathError::Unresolvable { .. }), "{err}");
+    }
+
+    #[test]
+    fn display_shows_paths_relative_to_the_root_and_the_root_as_a_dot() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let root = sandbox.root().to_path_buf();
+        assert_eq!(sandbox.display(&root), ".");
+        assert_eq!(sandbox.display(&root.join("d/f.txt")), "d/f.txt");
+        assert_eq!(sandbox.display(Path::new("/elsewhere/x")), "/elsewhere/x");
+    }
+
+    #[test]
+    fn is_dir_and_kind_of_tell_directories_files_missing_paths_and_errors_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("f"), "x").unwrap();
+        let sandbox = Sandbox::new(&root).unwrap();
+        // A (relative) link to a directory inside the root: `is_dir` follows it,
+        // `kind_of` does not.
+        std::os::unix::fs::symlink("d", root.join("link")).unwrap();
+        // A link out of the root: resolving it beneath the handle is an error, not
+        // "missing".
+        std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
+        let at = Path::new;
+        assert_eq!(sandbox.is_dir(at("d")).unwrap(), Some(true));
+        assert_eq!(sandbox.is_dir(at("f")).unwrap(), Some(false));
+        assert_eq!(sandbox.is_dir(at("missing")).unwrap(), None);
+        assert_eq!(sandbox.is_dir(at("link")).unwrap(), Some(true));
+        assert!(sandbox.is_dir(at("out/root")).is_err());
+        assert_eq!(sandbox.kind_of(at("d")).unwrap(), Some(true));
+        assert_eq!(sandbox.kind_of(at("f")).unwrap(), Some(false));
+        assert_eq!(sandbox.kind_of(at("missing")).unwrap(), None);
+        assert_eq!(sandbox.kind_of(at("link")).unwrap(), Some(false));
+        assert!(sandbox.kind_of(at("out/root")).is_err());
+    }
+
+    #[test]
+    fn remove_file_and_remove_dir_remove_what_they_are_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        sandbox.write(Path::new("d/f"), b"x").unwrap();
+        assert!(sandbox.remove_dir(Path::new("d")).is_err(), "not empty");
+        sandbox.remove_file(Path::new("d/f")).unwrap();
+        assert!(!dir.path().join("d/f").exists());
+        sandbox.remove_dir(Path::new("d")).unwrap();
+        assert!(!dir.path().join("d").exists());
+    }
+
+    #[test]
+    fn a_root_dir_made_from_a_path_is_that_path() {
+        let path = |root: RootDir| root.resolve().unwrap();
+        assert_eq!(path(RootDir::from("/a/b")), PathBuf::from("/a/b"));
+        assert_eq!(
+            path(RootDir::from(PathBuf::from("/a/c"))),
+            PathBuf::from("/a/c")
+        );
+        assert_eq!(
+            path(RootDir::from(Path::new("/a/d"))),
+            PathBuf::from("/a/d")
+        );
+        assert_eq!(path(RootDir::default()), std::env::current_dir().unwrap());
+    }
 }

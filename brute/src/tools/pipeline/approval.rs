@@ -178,3 +178,32 @@ impl fmt::Debug for Approval {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_give_each_named_tool_its_limit_from_either_form() {
+        let short = Duration::from_millis(5);
+        let long = Duration::from_secs(60);
+        let from_pairs = Timeouts::from([("shell", long), ("fetch", short)]);
+        let from_map = Timeouts::from(HashMap::from([("shell".to_string(), long)]));
+        for timeouts in [&from_pairs, &from_map] {
+            assert!(!timeouts.is_empty());
+            assert_eq!(timeouts.get("shell"), Some(long));
+            assert_eq!(timeouts.get("read"), None);
+        }
+        assert_eq!(from_pairs.get("fetch"), Some(short));
+        assert!(Timeouts::default().is_empty());
+    }
+
+    #[test]
+    fn an_approval_says_in_debug_whether_it_holds_a_policy() {
+        assert_eq!(format!("{:?}", Approval::default()), "Approval(allow all)");
+        assert_eq!(
+            format!("{:?}", Approval::deny(["shell"])),
+            "Approval(policy)"
+        );
+    }
+}
