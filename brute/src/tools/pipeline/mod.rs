@@ -4,11 +4,11 @@
 
 mod approval;
 mod deadline;
+mod failure;
 mod pause;
 pub(crate) mod resume;
 mod stages;
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
@@ -19,6 +19,7 @@ use std::time::Duration;
 use futures_util::{FutureExt, StreamExt};
 
 use crate::trace::traced;
+use failure::{error_text, panic_message};
 
 pub use approval::{AllowAll, Approval, ApprovalPolicy, Decision, Timeouts};
 pub use stages::{
@@ -421,24 +422,6 @@ fn call_span(call: &ToolCall) -> tracing::Span {
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     )
-}
-
-fn error_text(name: &str, error: &ToolError) -> (ToolOutput, bool) {
-    let name = super::error::quoted(name);
-    (
-        ToolOutput::text(format!("Error: tool `{name}`: {error}")),
-        true,
-    )
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_string()
-    }
 }
 
 impl<A, T, P, Ap> Handler<Env> for DefaultToolPipeline<A, T, P, Ap>
