@@ -41,10 +41,14 @@ fn stopped_by_budget(limit: u32) -> StopReason {
     })
 }
 
+/// The loops of these tests stop only by the budget, or at this many passes: a
+/// budget that never stops a turn fails the test's assertions instead of looping on.
+const PASS_CAP: u32 = 100;
+
 #[tokio::test]
 async fn a_token_budget_ends_the_turn_before_the_call_that_would_exceed_it() {
     let agent = brute_agent! {
-        use Loop::While { condition: |_env| true };
+        use Loop::While { condition: |env| env.iteration < PASS_CAP };
         use Budget { tokens: 5_000 };
         run Metered;
     };
@@ -62,7 +66,7 @@ async fn a_token_budget_ends_the_turn_before_the_call_that_would_exceed_it() {
 #[tokio::test]
 async fn a_money_budget_ends_the_turn_before_the_call_that_would_exceed_it() {
     let agent = brute_agent! {
-        use Loop::While { condition: |_env| true };
+        use Loop::While { condition: |env| env.iteration < PASS_CAP };
         use Budget { cost: Cost::from_micros(1_000) };
         run Metered;
     };
@@ -89,7 +93,7 @@ async fn a_budget_that_is_not_reached_changes_nothing() {
 #[tokio::test]
 async fn a_money_budget_on_a_model_without_a_price_fails_rather_than_guess() {
     let agent = brute_agent! {
-        use Loop::While { condition: |_env| true };
+        use Loop::While { condition: |env| env.iteration < PASS_CAP };
         use Budget { cost: Cost::from_cents(1) };
         run |_env| async {
             Ok(Completion { message: Message::assistant("more"), usage: Some(Usage::new(10, 1)) })
@@ -106,7 +110,7 @@ async fn a_money_budget_on_a_model_without_a_price_fails_rather_than_guess() {
 #[tokio::test]
 async fn a_session_budget_without_a_session_is_an_error_naming_the_fix() {
     let agent = brute_agent! {
-        use Loop::While { condition: |_env| true };
+        use Loop::While { condition: |env| env.iteration < PASS_CAP };
         use Budget { tokens: 10, scope: BudgetScope::Session };
         run Metered;
     };
