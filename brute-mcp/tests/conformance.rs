@@ -10,13 +10,13 @@
 //! brute offers are listed, with why, in brute-mcp's README. A missing suite or Node
 //! fails the test with the command that installs them.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use brute::tools::{ToolContext, Tools};
 use brute_mcp::{ContentServer, ToolSetServer};
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 /// The server scenarios that apply to a brute server over streamable HTTP (the others
 /// call the suite's own fixtures, `test_simple_text` and the like: see the README).
@@ -142,23 +142,6 @@ fn checks(directory: &Path) -> Vec<(String, String)> {
     found
 }
 
-/// Serves `server` over streamable HTTP on a free port of 127.0.0.1 until the sender
-/// is dropped.
-async fn serve<H: rmcp::ServerHandler + Clone>(server: H) -> (String, oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async move {
-            let _ = stopped.await;
-        };
-        brute_mcp::serve_http(server, listener, shutdown)
-            .await
-            .expect("the server runs");
-    });
-    (url, stop)
-}
-
 fn project(root: &Path) {
     std::fs::write(root.join("notes.txt"), "hello from the tool root\n").expect("a file");
 }
@@ -177,7 +160,7 @@ async fn brutes_server_passes_the_server_scenarios() {
             "A reviewer's system prompt.",
             "You review Rust code.",
         );
-    let (url, _stop) = serve(server).await;
+    let (url, _stop) = support::serve_http(server).await;
     for scenario in SERVER_SCENARIOS {
         run_scenario(&["server", "--url", &url, "--scenario", scenario]).await;
     }

@@ -1,6 +1,8 @@
 //! `ContentServer`: the files beneath a tool root as MCP resources, confined to the
 //! root, and named prompts; tested with rmcp's own client over streamable HTTP.
 
+mod support;
+
 use brute::middleware::Prompt;
 use brute::tools::{ToolContext, Tools};
 use brute_mcp::{ContentServer, ToolSetServer};
@@ -8,7 +10,6 @@ use rmcp::ServiceExt;
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 type Client = RunningService<RoleClient, ()>;
@@ -50,17 +51,7 @@ async fn connect(root: &std::path::Path) -> (Client, oneshot::Sender<()>) {
             "Built for each request.",
             Prompt::build(|env| format!("pass {}", env.iteration)),
         );
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async move {
-            let _ = stopped.await;
-        };
-        brute_mcp::serve_http(server, listener, shutdown)
-            .await
-            .expect("the server runs");
-    });
+    let (url, stop) = support::serve_http(server).await;
     brute_mcp::ensure_crypto_provider();
     let transport = StreamableHttpClientTransport::from_uri(url);
     let client = ().serve(transport).await.expect("the handshake succeeds");

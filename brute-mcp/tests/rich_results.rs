@@ -3,6 +3,8 @@
 //! an MCP server's image, audio and resource blocks reaching the model as brute parts
 //! (or, for what brute cannot carry, as a line saying what was left out).
 
+mod support;
+
 use brute::message::{Part, Source};
 use brute::middleware::Loop;
 use brute::providers::ScriptedModel;
@@ -17,30 +19,11 @@ use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::json;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
 const PNG_BASE64: &str = "iVBORw0KGgo=";
 const PDF: &[u8] = b"%PDF-1.7";
 const PDF_BASE64: &str = "JVBERi0xLjc=";
-
-/// Serves `server` over streamable HTTP on a free port of 127.0.0.1; the server stops
-/// when the returned sender is dropped.
-async fn serve_http<H: ServerHandler + Clone>(server: H) -> (String, oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async move {
-            let _ = stopped.await;
-        };
-        brute_mcp::serve_http(server, listener, shutdown)
-            .await
-            .expect("the server runs");
-    });
-    (url, stop)
-}
 
 /// Draws last week's sales (a tool whose result has parts).
 #[tool]
@@ -72,7 +55,7 @@ async fn result_through_agent(tools: McpTools, name: &str) -> Message {
 async fn a_brute_tools_parts_are_served_as_image_and_resource_blocks() {
     let root = tempfile::tempdir().expect("a temporary directory");
     let context = ToolContext::new(root.path()).expect("a context");
-    let (url, _stop) = serve_http(ToolSetServer::new((Chart,), context)).await;
+    let (url, _stop) = support::serve_http(ToolSetServer::new((Chart,), context)).await;
     let client: RunningService<RoleClient, ()> = {
         brute_mcp::ensure_crypto_provider();
         ().serve(StreamableHttpClientTransport::from_uri(url.clone()))
@@ -166,7 +149,7 @@ impl ServerHandler for MediaServer {
 
 #[tokio::test]
 async fn mcp_images_and_resources_reach_the_model_as_parts_and_audio_as_a_note() {
-    let (url, _stop) = serve_http(MediaServer).await;
+    let (url, _stop) = support::serve_http(MediaServer).await;
     let tools = McpTools::http("media", url)
         .await
         .expect("the client connects");

@@ -2,6 +2,8 @@
 //! `brute-mcp-tools` binary) and streamable HTTP, an agent over streamable HTTP, and
 //! brute's client tools calling a brute agent served over MCP.
 
+mod support;
+
 use std::time::Duration;
 
 use brute::middleware::Loop;
@@ -14,8 +16,6 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -41,23 +41,6 @@ async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
         .call_tool(params)
         .await
         .expect("the request is answered")
-}
-
-/// Serves `server` over streamable HTTP on a free port of 127.0.0.1; the server
-/// stops when the returned sender is dropped.
-async fn serve_http<H: rmcp::ServerHandler + Clone>(server: H) -> (String, oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async move {
-            let _ = stopped.await;
-        };
-        brute_mcp::serve_http(server, listener, shutdown)
-            .await
-            .expect("the server runs");
-    });
-    (url, stop)
 }
 
 #[tokio::test]
@@ -121,7 +104,7 @@ async fn a_tool_set_over_streamable_http_redacts_and_times_out() {
         .with_secrets(secrets);
     let server =
         ToolSetServer::new((TellSecret, Sleepy), context).timeout(Duration::from_millis(200));
-    let (url, _stop) = serve_http(server).await;
+    let (url, _stop) = support::serve_http(server).await;
     let client: Client = {
         brute_mcp::ensure_crypto_provider();
         ().serve(StreamableHttpClientTransport::from_uri(url))
@@ -168,7 +151,7 @@ fn adding_agent() -> AgentServer<impl brute::Handler<brute::Env> + 'static> {
 
 #[tokio::test]
 async fn an_agent_over_streamable_http_runs_a_turn_per_call() {
-    let (url, _stop) = serve_http(adding_agent()).await;
+    let (url, _stop) = support::serve_http(adding_agent()).await;
     let client: Client = {
         brute_mcp::ensure_crypto_provider();
         ().serve(StreamableHttpClientTransport::from_uri(url))
@@ -199,7 +182,7 @@ async fn an_agent_over_streamable_http_runs_a_turn_per_call() {
 
 #[tokio::test]
 async fn a_brute_agent_uses_another_brute_agent_over_mcp() {
-    let (url, _stop) = serve_http(adding_agent()).await;
+    let (url, _stop) = support::serve_http(adding_agent()).await;
     let remote = McpTools::http("adder", url)
         .await
         .expect("the client connects");

@@ -1,4 +1,5 @@
-//! Shared by the MCP tests: the third-party npm server `cargo xtask test` installs.
+//! Shared by the MCP tests: the third-party npm server `cargo xtask test` installs, and
+//! brute's own MCP server on a free port of 127.0.0.1.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -23,4 +24,25 @@ pub fn everything_command(transport: &str) -> tokio::process::Command {
     let mut command = tokio::process::Command::new("node");
     command.arg(everything_server()).arg(transport);
     command
+}
+
+/// Serves `server` over streamable HTTP on a free port of 127.0.0.1 and gives its URL;
+/// the server stops when the returned sender is dropped.
+pub async fn serve_http<H: rmcp::ServerHandler + Clone>(
+    server: H,
+) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        brute_mcp::serve_http(server, listener, shutdown)
+            .await
+            .expect("the server runs");
+    });
+    (url, stop)
 }
