@@ -242,16 +242,32 @@ pub(crate) struct RetentionView {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ForkRequest {
     /// The messages copied: the first `at`.
+    #[serde(deserialize_with = "whole_number")]
     at: usize,
     /// The new session's id; a new unique one when absent.
     #[serde(default)]
     #[schema(
         min_length = 1,
         max_length = 128,
-        pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$",
-        nullable = false
+        pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
     )]
     to: Option<String>,
+}
+
+/// A position as JSON Schema's `integer` has it: `20` or `20.0` (a number whose
+/// fraction is zero), never negative, fractional or past `usize`.
+fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    use serde::de::Error;
+    let number = serde_json::Number::deserialize(deserializer)?;
+    if let Some(n) = number.as_u64() {
+        return usize::try_from(n).map_err(|_| D::Error::custom("a position too large"));
+    }
+    match number.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u32::MAX as f64 => Ok(f as usize),
+        _ => Err(D::Error::custom(format!(
+            "invalid position {number}: a whole number of messages, 0 or more"
+        ))),
+    }
 }
 
 /// The answer of `POST /v1/sessions/{id}/fork`.
@@ -322,6 +338,7 @@ pub(crate) async fn fork(
 #[serde(deny_unknown_fields)]
 pub(crate) struct RewindRequest {
     /// The messages kept: the first `to`.
+    #[serde(deserialize_with = "whole_number")]
     to: usize,
 }
 

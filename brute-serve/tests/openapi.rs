@@ -54,6 +54,10 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/sessions/{id}/approvals/{call_id}"),
     ("get", "/v1/sessions/{id}"),
     ("delete", "/v1/sessions/{id}"),
+    ("post", "/v1/sessions/{id}/fork"),
+    ("post", "/v1/sessions/{id}/rewind"),
+    ("get", "/v1/admin/store"),
+    ("post", "/v1/admin/retention"),
     ("post", "/v1/chat/completions"),
     ("get", "/v1/agents"),
     ("get", "/v1/models"),
@@ -156,7 +160,7 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
     assert!(error["properties"]["error"].is_object(), "{error}");
 }
 
-/// Three rules a request's schema cannot state, each a 400 that `positive_data_acceptance` is
+/// Four rules a request's schema cannot state, each a 400 that `positive_data_acceptance` is
 /// told to expect on its routes only (every other check, and every other route, runs
 /// as schemathesis ships it):
 /// - an AG-UI run's *last* message must be the user's new input (a schema says what
@@ -168,7 +172,9 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
 ///   sends the ids of tasks it made);
 /// - a retention request that prunes (`prune_to`) needs an archive unless it says
 ///   `"discard": true`, and whether the server has one is its configuration, not the
-///   request's shape.
+///   request's shape;
+/// - a fork's or a rewind's position must lie within the stored session and not between
+///   a tool call and its result (`invalid_position`), which is the session's state.
 const CONFIG: &str = r#"
 [[operations]]
 include-path-regex = "^/agui"
@@ -184,6 +190,12 @@ expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5x
 
 [[operations]]
 include-path-regex = "^/v1/admin/retention$"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+[[operations]]
+include-path-regex = "^/v1/sessions/[^/]+/(fork|rewind)$"
 
 [operations.checks.positive_data_acceptance]
 expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
