@@ -84,7 +84,7 @@ impl StoreSize {
     }
 }
 
-/// Which sessions [`SessionStore::retain`] deletes: those not written for longer than
+/// Which sessions [`SessionStore::retain`](super::SessionStore::retain) deletes: those not written for longer than
 /// `max_age`, and the oldest beyond the newest `max_sessions`. A session whose lease
 /// is held (a turn runs on it) is never deleted: it is reported as
 /// [`skipped`](RetentionReport::skipped).
@@ -150,7 +150,7 @@ impl Retention {
     }
 }
 
-/// What [`SessionStore::retain`] did.
+/// What [`SessionStore::retain`](super::SessionStore::retain) did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RetentionReport {
@@ -162,7 +162,7 @@ pub struct RetentionReport {
     pub kept: usize,
 }
 
-/// Where [`SessionStore::prune`] hands the messages it removes, before it removes
+/// Where [`SessionStore::prune`](super::SessionStore::prune) hands the messages it removes, before it removes
 /// them: the session id and the messages, oldest first (what [`Event::Compacted`]'s
 /// `removed` carries for a compaction). An error stops the prune with nothing removed.
 ///
