@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{Add, AddAssign};
 use std::str::FromStr;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -270,7 +270,7 @@ impl Usage {
     /// What this usage costs on `model` at the providers' published prices
     /// ([`Prices::published`]); `None` for a model the table does not know.
     pub fn cost(&self, model: &str) -> Option<Cost> {
-        PUBLISHED.cost(model, self)
+        published_price(model).map(|price| self.cost_at(&price))
     }
 }
 
@@ -294,17 +294,25 @@ impl Usage {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Prices(Arc<BTreeMap<String, Price>>);
 
-/// The published table, built once.
-static PUBLISHED: LazyLock<Prices> = LazyLock::new(|| {
-    let mut table = BTreeMap::new();
-    for &(model, input, output, cached, write) in PUBLISHED_PRICES {
-        let price = Price::per_million(Cost::from_micros(input), Cost::from_micros(output))
-            .with_cached_input(Cost::from_micros(cached))
-            .with_cache_write(Cost::from_micros(write));
-        table.insert(model.to_string(), price);
-    }
-    Prices(Arc::new(table))
-});
+/// The published price of `model` (as written, or without a dated suffix), read from
+/// [`PUBLISHED_PRICES`] in place: no table is built and nothing is shared between
+/// threads, so pricing a call at the published prices allocates nothing.
+fn published_price(model: &str) -> Option<Price> {
+    let find = |name: &str| {
+        PUBLISHED_PRICES
+            .iter()
+            .find(|row| row.0 == name)
+            .map(|&row| published_row(row))
+    };
+    find(model).or_else(|| find(undated(model)?))
+}
+
+/// One row of [`PUBLISHED_PRICES`] as a [`Price`].
+fn published_row((_, input, output, cached, write): (&str, u64, u64, u64, u64)) -> Price {
+    Price::per_million(Cost::from_micros(input), Cost::from_micros(output))
+        .with_cached_input(Cost::from_micros(cached))
+        .with_cache_write(Cost::from_micros(write))
+}
 
 /// The providers' published prices, in micro-dollars per million tokens: model,
 /// input, output, cached input, cache write. Taken on 2026-12-01 from the providers'
@@ -370,7 +378,11 @@ impl Prices {
     /// `claude-opus-4-1`, `gemini-2.5-flash`, `gemini-2.5-pro`. Prices change: check
     /// them against your invoices, and replace any with [`with`](Self::with).
     pub fn published() -> Prices {
-        PUBLISHED.clone()
+        let table = PUBLISHED_PRICES
+            .iter()
+            .map(|&row| (row.0.to_string(), published_row(row)))
+            .collect();
+        Prices(Arc::new(table))
     }
 
     /// The same table with `model` at `price`, added or replacing its price.
