@@ -304,6 +304,12 @@ fn published_price(model: &str) -> Option<Price> {
             .find(|row| row.0 == name)
             .map(|&row| published_row(row))
     };
+    as_named(model, find)
+}
+
+/// What `find` gives for `model` as written or, failing that, without its dated
+/// snapshot suffix: the one naming rule of the published table and of [`Prices`].
+fn as_named(model: &str, find: impl Fn(&str) -> Option<Price>) -> Option<Price> {
     find(model).or_else(|| find(undated(model)?))
 }
 
@@ -400,10 +406,7 @@ impl Prices {
     /// The price of `model`: as written, or without a dated snapshot suffix
     /// (`-20250929`, `-2024-07-18`).
     pub fn get(&self, model: &str) -> Option<Price> {
-        if let Some(price) = self.0.get(model) {
-            return Some(*price);
-        }
-        self.0.get(undated(model)?).copied()
+        as_named(model, |name| self.0.get(name).copied())
     }
 
     /// What `usage` costs on `model`; `None` when the table has no price for it.
