@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, run on
 //! Node 22 from `.ci/npm`) against brute's MCP server and client.
 //!
-//! OAuth: the client scenarios `auth/*` that need no person.
+//! OAuth: the client scenarios `auth/*`, all of which a client that no person
+//! attends can pass (the authorization step scripted).
 //!
 //! Server scenarios: a brute tool set with its root's files as resources and a
 //! prompt ([`ContentServer`]), on 127.0.0.1, probed by the suite. Client
@@ -61,6 +62,15 @@ const AUTH_SCENARIOS: &[&str] = &[
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    // The server asks for a token, then for more scopes, after the handshake: the
+    // client authorizes again mid-session and sends the request again.
+    "auth/scope-step-up",
+    // The server refuses every token: the client stops (and fails) within the
+    // suite's limit of three authorizations.
+    "auth/scope-retry-limit",
 ];
 
 fn npm_root() -> PathBuf {
