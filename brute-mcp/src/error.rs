@@ -137,7 +137,7 @@ pub enum McpError {
 fn refused_problem(authorized: bool, challenge: &str) -> String {
     if authorized {
         format!(
-            "the server refused the token got anew for this request (it asked: {challenge}); a refused request is sent again once, and after three refusals in a row the client stops authorizing"
+            "the server refused the client's token, also after it authorized anew (it asked: {challenge}); a refused request is sent again once with a new token, and after three such refusals in a row the client stops authorizing"
         )
     } else {
         format!(

@@ -239,15 +239,12 @@ impl StreamableHttpClient for Authorized {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Failure> {
-        self.with_token(auth_header, |token| {
-            self.http.delete_session(
-                uri.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
-        .await
+        // Ending the session is not worth a new authorization (a login, for the
+        // authorization code flow): it goes with the current token, once.
+        let (token, _) = self.authorizer.token().await?;
+        self.http
+            .delete_session(uri, session_id, token.or(auth_header), custom_headers)
+            .await
     }
 
     async fn get_stream(
