@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::redirect::{Attempt, Policy};
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, InsufficientScopeError, StreamableHttpClientTransportConfig,
@@ -159,7 +160,13 @@ pub(super) enum Refusal {
 impl Refusal {
     /// Finds why `error` is an auth refusal, if it is one.
     pub(super) fn of(error: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
-        let mut cause = Some(error);
+        // A failed handshake does not name its transport error as its source.
+        let start: &(dyn std::error::Error + 'static) =
+            match error.downcast_ref::<ClientInitializeError>() {
+                Some(ClientInitializeError::TransportError { error, .. }) => error,
+                _ => error,
+            };
+        let mut cause = Some(start);
         while let Some(current) = cause {
             // `StreamableHttpError::AuthRequired` and the others have these as their
             // source, so the walk finds them.
