@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use oauth2::ClientSecret;
 use rmcp::transport::auth::enterprise::{
-    EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+    EmaAuthorizationServer, EmaClientAuthentication, EmaError, EmaExchangeRequest, EmaExchangeStage,
 };
 use rmcp::transport::auth::{
     AuthorizationMetadata, OAuthHttpClient, OAuthHttpClientFuture, OAuthHttpRequest,
@@ -130,11 +130,46 @@ impl CrossApp {
         .with_scopes(unique.into_iter().cloned())
         .exchange(&http, &http)
         .await
-        .map_err(|e| format!("cross-app access failed: {e}"))?;
+        .map_err(|e| format!("cross-app access failed: {}", in_words(e)))?;
         Ok(Bearer::new(
             token.access_token.secret().to_string(),
             token.expires_in,
         ))
+    }
+}
+
+/// What went wrong in an exchange, naming the server in words (rmcp's own message
+/// names the stage by its Rust variant).
+fn in_words(error: EmaError) -> String {
+    let server = |stage: EmaExchangeStage| match stage {
+        EmaExchangeStage::IdentityProvider => "the identity provider",
+        EmaExchangeStage::ResourceAuthorizationServer => "the MCP server's authorization server",
+        _ => "an authorization server",
+    };
+    match error {
+        EmaError::InvalidRequest(problem) => problem.to_string(),
+        EmaError::InvalidResponse { stage, message } => {
+            format!(
+                "{} answered with an unusable token: {message}",
+                server(stage)
+            )
+        }
+        EmaError::RequestFailed(stage) => format!("the request to {} failed", server(stage)),
+        EmaError::InvalidGrant(stage) => {
+            format!("{} refused the grant (invalid_grant)", server(stage))
+        }
+        EmaError::InsufficientUserAuthentication(stage) => format!(
+            "{} asks the user to authenticate again (insufficient_user_authentication): give a fresh ID token",
+            server(stage)
+        ),
+        EmaError::OAuthRejected {
+            stage,
+            status,
+            code,
+        } => {
+            format!("{} answered {status}: {code}", server(stage))
+        }
+        other => other.to_string(),
     }
 }
 
