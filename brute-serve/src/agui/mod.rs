@@ -20,6 +20,7 @@
 //!   brute's tool pipeline has no way yet to leave a call to the client.
 
 mod events;
+mod frontend;
 pub(crate) mod wire;
 
 use std::convert::Infallible;
@@ -32,14 +33,15 @@ use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use brute::Message;
 use brute::session::SessionId;
+use brute::{BoxAgent, Message};
 use futures_util::StreamExt;
 
 use crate::error::{ApiError, parse};
 use crate::runner;
 use crate::state::Shared;
 use events::Progress;
+use frontend::{Answer, FrontEnd};
 use wire::{AguiEvent, RunAgentInput};
 
 /// The AG-UI routes, for the authenticated part of the server.
@@ -101,19 +103,82 @@ async fn run(shared: &Shared, agent: Option<&str>, body: &[u8]) -> Result<Respon
     let input: RunAgentInput = parse(body)?;
     crate::session_id::check(&input.thread_id)
         .map_err(|e| ApiError::invalid(format!("threadId: {e}")))?;
-    if !input.tools.is_empty() {
-        return Err(ApiError::invalid(format!(
-            "tools: this server cannot run front-end tools yet ({} given); send the run without them",
-            input.tools.len()
-        )));
+    let front = FrontEnd::of(&input.tools)?;
+    let agent = shared.agent(agent)?.clone();
+    let thread = input.thread_id.clone();
+    let mut progress = Progress::new(thread.clone(), input.run_id.clone(), front.client().clone());
+    if input.messages.last().is_some_and(|m| m.role == "tool") {
+        let answers =
+            match frontend::answers(shared, &thread, &input.messages, &front, &mut progress).await?
+            {
+                Ok(answers) => answers,
+                Err(refusal) => return Ok(refused(progress, refusal)),
+            };
+        return resume(shared, agent, &front, &answers, progress).await;
     }
     let text = user_input(&input)?;
-    let agent = shared.agent(agent)?.clone();
     let mut env = agent.env();
-    env.extensions.insert(SessionId(input.thread_id.clone()));
+    env.extensions.insert(SessionId(thread.clone()));
+    front.install(&mut env);
     env.messages.push(Message::user(text));
-    let started = runner::start(shared, agent, env, &input.thread_id, None).await?;
-    let mut progress = Progress::new(input.thread_id, input.run_id);
+    let started = runner::start(shared, agent, env, &thread, None).await?;
+    Ok(stream(progress, started))
+}
+
+/// Stores the client's `answers` to the thread's front-end calls, one resumed turn
+/// each (a turn takes one decision), and streams the last one, which goes on once no
+/// call waits. A call that stopped waiting in between (another run answered it) is a
+/// `RUN_ERROR`.
+async fn resume(
+    shared: &Shared,
+    agent: Arc<BoxAgent>,
+    front: &FrontEnd,
+    answers: &[Answer],
+    progress: Progress,
+) -> Result<Response, ApiError> {
+    let thread = progress.thread().to_owned();
+    let Some((last, before)) = answers.split_last() else {
+        return Ok(refused(progress, "no front-end call to answer".to_owned()));
+    };
+    for answer in before {
+        let env = frontend::resumed(agent.env(), &thread, front, answer);
+        let turn = tokio::time::timeout(shared.timeout, agent.turn(env))
+            .await
+            .map_err(|_| {
+                ApiError::timeout(&format!("the turn of session `{thread}`"), shared.timeout)
+            })?;
+        if let Err(e) = turn {
+            let error = ApiError::turn(&thread, &e);
+            return not_pending(progress, error);
+        }
+    }
+    let env = frontend::resumed(agent.env(), &thread, front, last);
+    match runner::start(shared, agent, env, &thread, None).await {
+        Ok(started) => Ok(stream(progress, started)),
+        Err(error) => not_pending(progress, error),
+    }
+}
+
+/// The run's answer to a turn that could not start: a refused answer (`not_pending`)
+/// as a `RUN_ERROR`, any other error as the server's JSON error.
+fn not_pending(progress: Progress, error: ApiError) -> Result<Response, ApiError> {
+    if error.kind == "not_pending" {
+        return Ok(refused(progress, error.message));
+    }
+    Err(error)
+}
+
+/// A run that refuses its input after it started: `RUN_STARTED`, then `RUN_ERROR`
+/// saying why (code `not_pending`).
+fn refused(progress: Progress, why: String) -> Response {
+    let events = [progress.started(), Progress::error(why, "not_pending")];
+    let events =
+        futures_util::stream::iter(events).map(|event| Ok::<_, Infallible>(sse_event(&event)));
+    Sse::new(events).into_response()
+}
+
+/// The SSE response of a started turn: `RUN_STARTED`, then the turn's events.
+fn stream(mut progress: Progress, started: runner::Started) -> Response {
     let first = progress.started();
     let rest = started
         .items()
@@ -121,9 +186,9 @@ async fn run(shared: &Shared, agent: Option<&str>, body: &[u8]) -> Result<Respon
     let events = futures_util::stream::once(async { first })
         .chain(rest)
         .map(|event| Ok::<_, Infallible>(sse_event(&event)));
-    Ok(Sse::new(events)
+    Sse::new(events)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response())
+        .into_response()
 }
 
 /// The new user message of the run: the last message's text, with the context.
