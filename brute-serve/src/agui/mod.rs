@@ -7,17 +7,24 @@
 //! | `POST /agui`, `POST /agui/{agent}` | `RunAgentInput` in (behind the server's auth), AG-UI events out |
 //!
 //! - `threadId` is the session id: the session keeps the conversation, so of the
-//!   input's `messages` only the last, the user's new message (text, or text parts),
-//!   is read; `context` entries are appended to it under a heading.
+//!   input's `messages` only the new input at the end is read: the user's new message
+//!   (text, or text parts), with the `context` entries appended under a heading; or
+//!   the `tool` messages that answer front-end calls (below).
 //! - The events: `RUN_STARTED`; each model pass's text as `TEXT_MESSAGE_START` /
 //!   `CONTENT` / `END`; each tool call of a reply as `TOOL_CALL_START` / `ARGS` /
 //!   `END` and, for the agent's own tools, which run on the server, its
-//!   `TOOL_CALL_RESULT`; then `RUN_FINISHED` (outcome `success`, or `interrupt` with
-//!   one interrupt per call that waits for approval, decided through
+//!   `TOOL_CALL_RESULT`; then `RUN_FINISHED` (outcome `success`, naming the front-end
+//!   calls left to the client in `pendingToolCallIds`, or `interrupt` with one
+//!   interrupt per call that waits for approval, decided through
 //!   `POST /v1/sessions/{threadId}/approvals/{toolCallId}`) or `RUN_ERROR`.
+//! - Front-end tools (`tools` in the input; `frontend.rs`) are offered to the model
+//!   beside the agent's own and run by the client: a call to one pauses the turn
+//!   durably (the session holds it, as an approval pause), the run finishes, and the
+//!   next run's `tool` message resumes the turn with the result, stored once. A
+//!   result for a call that does not wait for one is a `RUN_ERROR` (`not_pending`);
+//!   a front-end tool named like one of the agent's own is a `400`.
 //! - A session that another turn holds is `409` before any event; a bad input is
-//!   `400`. Front-end tools (`tools` in the input) are refused with `400` for now:
-//!   brute's tool pipeline has no way yet to leave a call to the client.
+//!   `400`.
 
 mod events;
 mod frontend;

@@ -1,6 +1,9 @@
 //! Calls that wait for a person: the pause (the policy said [`Decision::Ask`]: a
 //! placeholder result is stored for the call and the turn ends awaiting approval) and
 //! the resume (an [`ApprovalDecision`] applied to one placeholder, in any process).
+//! A call of a tool the client runs ([`ClientTools`]) pauses the same way, and its
+//! resume is the client's result ([`Verdict::Answer`]), stored without running
+//! anything; a turn whose client tools take a name of the pipeline's own is refused.
 //!
 //! The session holds the whole state: a paused call is a tool message with
 //! `awaiting_approval` set (a valid result for every reader: "not run yet"), so
