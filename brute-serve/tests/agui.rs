@@ -89,6 +89,28 @@ fn mixed_script(env: &Env) -> Message {
     }
 }
 
+/// Calls the front end's `confirm` twice in one reply; then reports both answers.
+fn twice_script(env: &Env) -> Message {
+    match env.messages.last() {
+        Some(m) if m.role == Role::User => Message::tool_calls(
+            "",
+            vec![
+                ToolCall::new("t1", "confirm", json!({ "question": "this?" })),
+                ToolCall::new("t2", "confirm", json!({ "question": "and that?" })),
+            ],
+        ),
+        _ => {
+            let answers: Vec<String> = env
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .map(|m| format!("{}={}", m.tool_call_id.as_deref().unwrap_or("?"), m.content))
+                .collect();
+            Message::assistant(answers.join(", "))
+        }
+    }
+}
+
 /// The front end's tool, as the client offers it.
 fn confirm_tool() -> Value {
     json!([{
@@ -165,6 +187,13 @@ async fn start(dir: &Path) -> Running {
         use DefaultToolPipeline { tools: (Clock,), root: dir, env_secrets: false };
         run ScriptedModel::from_fn(mixed_script);
     };
+    let twice = brute_agent! {
+        use SessionLog { store: store.clone() };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use DefaultToolPipeline { tools: (Clock,), root: dir, env_secrets: false };
+        run ScriptedModel::from_fn(twice_script);
+    };
     let broken = brute_agent! {
         use SessionLog { store: store.clone() };
         run |_env: &Env| async {
@@ -177,6 +206,7 @@ async fn start(dir: &Path) -> Running {
         .agent("guarded", guarded)
         .agent("front", front)
         .agent("mixed", mixed)
+        .agent("twice", twice)
         .agent("broken", broken)
         .bearer_token(TOKEN);
     Running::start(server).await
@@ -579,6 +609,33 @@ async fn a_reply_with_a_server_and_a_front_end_call_runs_one_and_waits_for_the_o
             .count();
         assert_eq!(n, 1, "{id}: {history:?}");
     }
+}
+
+#[tokio::test]
+async fn two_front_end_calls_of_one_reply_are_answered_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let runs = front_end_runs(
+        &format!("{}/agui/twice", running.base),
+        TOKEN,
+        "thread-twice",
+        &confirm_tool(),
+        &["may I do both?", "@answer:yes"],
+    )
+    .await;
+    assert_eq!(
+        of_type(&runs[0], "RUN_FINISHED")[0]["outcome"],
+        json!({"type": "success", "pendingToolCallIds": ["t1", "t2"]}),
+        "{}",
+        runs[0]
+    );
+    let run = &runs[1];
+    assert!(run["error"].is_null(), "{run}");
+    assert_eq!(run["newMessages"][0]["content"], "t1=yes, t2=yes");
+    assert_eq!(
+        of_type(run, "RUN_FINISHED")[0]["outcome"]["type"],
+        "success"
+    );
 }
 
 /// The events of an AG-UI response body (one JSON per `data:` line).

@@ -206,7 +206,7 @@ fn user_input(input: &RunAgentInput) -> Result<String, ApiError> {
     let last = &input.messages[index];
     if last.role != "user" {
         return Err(ApiError::invalid(format!(
-            "messages[{index}]: a `{}` message; the last message must be the user's new input (the thread `{}` keeps the rest)",
+            "messages[{index}]: a `{}` message; the last message must be the user's new input, or a `tool` message answering a front-end tool call (the thread `{}` keeps the rest)",
             last.role,
             crate::session_id::shown(&input.thread_id)
         )));
