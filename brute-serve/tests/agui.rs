@@ -455,6 +455,24 @@ async fn the_endpoint_needs_the_token_and_refuses_what_it_cannot_honour() {
     let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("`clock`"), "{message}");
+    // The tool pipeline refuses it for any caller: the chat-completions facade too.
+    for stream in [false, true] {
+        let response = post(
+            &client,
+            format!("{}/v1/chat/completions", running.base),
+            json!({
+                "model": "clock", "stream": stream,
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": [{"type": "function", "function": {"name": "clock"}}],
+            }),
+        )
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(response.status(), 400, "stream: {stream}");
+        let body = response.text().await.unwrap();
+        assert!(body.contains("`clock`"), "{body}");
+    }
 }
 
 /// Every event of `run` of type `kind`.
