@@ -4,10 +4,10 @@
 //! The agent's event handlers (installed once, by [`attach`]) set the flag of the
 //! [`Sink`] that the request put in the turn env's extensions at every event inside
 //! the turn but a loop's `Iteration`: `SessionLog` sits outside every loop, so any
-//! such event means the session's lease is held. The request polls the turn itself and reads the flag
-//! whenever the turn waits. A turn driven on a task of its own (A2A's stoppable turns)
-//! also gets a wake-up ([`Sink::waking`]) so that its request can wait for the mark.
-//! The items themselves come from [`brute::stream`].
+//! such event means the session's lease is held. The request polls the turn itself
+//! and reads the flag whenever the turn waits. A turn driven on a task of its own
+//! (A2A's stoppable turns) also gets a wake-up ([`Sink::waking`]) so that its request
+//! can wait for the mark. The items themselves come from [`brute::stream`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -88,7 +88,8 @@ impl ClientTools {
         &self.0
     }
 
-    /// The first of these names that one of `specs` (the agent's own tools) has too.
+    /// Refuses these names when one of `specs` (the agent's own tools) has one of
+    /// them too, naming the first such name.
     pub(crate) fn clash(&self, specs: &[ToolSpec]) -> Result<(), ClientToolClash> {
         match specs.iter().find(|spec| self.contains(&spec.name)) {
             Some(spec) => Err(ClientToolClash {
