@@ -4,14 +4,15 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use brute::Message;
-use brute::session::SessionId;
+use brute::session::{KeyedTurn, ResumeKeyed, SessionId, SessionStore, keyed_turn};
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
-use crate::runner;
 use crate::state::Shared;
+use crate::{idempotency, runner};
 
 /// The body of a turn request.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -45,14 +46,61 @@ pub(crate) struct TurnRequest {
 pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     crate::session_id::check(&id).map_err(ApiError::invalid)?;
+    let key = idempotency::key(&headers)?;
+    let json = idempotency::wants_json(&headers);
     let request: TurnRequest = parse(&body)?;
     let agent = shared.agent(request.agent.as_deref())?.clone();
-    let mut env = agent.env();
-    env.extensions.insert(SessionId(id.clone()));
-    env.messages.push(Message::user(request.input));
-    let started = runner::start(&shared, agent, env, &id, None).await?;
-    Ok(started.sse())
+    let Some(key) = key else {
+        let mut env = agent.env();
+        env.extensions.insert(SessionId(id.clone()));
+        env.messages.push(Message::user(request.input));
+        let started = runner::start(&shared, agent, env, &id, None).await?;
+        return Ok(idempotency::running(started, json).await);
+    };
+    let mut last = None;
+    for _ in 0..idempotency::ATTEMPTS {
+        let history = shared
+            .sessions
+            .load(&id)
+            .await
+            .map_err(|e| ApiError::store(&id, &e))?;
+        let mut env = agent.env();
+        env.extensions.insert(SessionId(id.clone()));
+        match keyed_turn(&history, &key) {
+            None => {
+                // A first attempt: the key goes into the session with the prompt.
+                let prompt = Message::user(request.input.clone()).with_idempotency_key(&*key);
+                env.messages.push(prompt);
+            }
+            Some((at, ..))
+                if history[at].role != brute::Role::User
+                    || history[at].content != request.input =>
+            {
+                return Err(idempotency::other_input(&key));
+            }
+            Some((at, end, KeyedTurn::Finished | KeyedTurn::Paused)) => {
+                let items = idempotency::replay(&history, at, end);
+                return Ok(idempotency::replayed(items, json).await);
+            }
+            Some(_) => {
+                // Unfinished: its server died or stalled past its lease, or a live turn
+                // runs it (then the lease refuses this one).
+                env.extensions.insert(ResumeKeyed(key.clone()));
+            }
+        }
+        let resuming = env.extensions.get::<ResumeKeyed>().is_some();
+        match runner::start(&shared, agent.clone(), env, &id, None).await {
+            Ok(started) => return Ok(idempotency::running(started, json).await),
+            Err(e) if resuming && e.kind == "busy" => {
+                return Ok(idempotency::still_running(&id, &key));
+            }
+            Err(e) if idempotency::raced(&e) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| ApiError::busy(&id)))
 }
