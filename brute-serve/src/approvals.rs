@@ -50,13 +50,23 @@ pub(crate) struct CallPath {
     path = "/v1/sessions/{id}/approvals/{call_id}",
     operation_id = "decide_approval",
     tag = "sessions",
-    params(CallPath, Which),
+    params(CallPath, Which, crate::openapi::IdempotencyHeader),
     request_body(content = crate::openapi::VerdictSchema, description = "The decision"),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The rest of the turn, streamed as by `POST /v1/sessions/{id}/turns`", body = crate::openapi::TurnEvent, content_type = "text/event-stream"),
+        (status = 200, description = "The rest of the turn, streamed as by `POST /v1/sessions/{id}/turns` \
+            (one JSON object with `Accept: application/json`); a retry with the decision's \
+            `Idempotency-Key` is answered again from the session (`Idempotent-Replayed: true`)",
+            headers(("Idempotent-Replayed" = String, description = "`true` when the answer was given again from the session")),
+            content(
+                (crate::openapi::TurnEvent = "text/event-stream"),
+                (crate::idempotency::TurnOutcome = "application/json"),
+            )),
+        (status = 400, description = "The body, the session id or the `Idempotency-Key` is not what the route takes", body = crate::error::ErrorBody<'_>),
         (status = 404, description = "No agent of that name, or the call does not wait for approval (`not_pending`)", body = crate::error::ErrorBody<'_>),
-        (status = 409, description = "Another turn holds the session", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the session, or the turn of this `Idempotency-Key` still runs (with `Retry-After`)", body = crate::error::ErrorBody<'_>,
+            headers(("Retry-After" = String, description = "Seconds to wait before a retry with the same key"))),
+        (status = 422, description = "The `Idempotency-Key` was used for another decision", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
     ),
 )]

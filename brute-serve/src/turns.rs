@@ -32,14 +32,25 @@ pub(crate) struct TurnRequest {
     path = "/v1/sessions/{id}/turns",
     operation_id = "run_turn",
     tag = "sessions",
-    params(crate::session_id::SessionPath),
+    params(crate::session_id::SessionPath, crate::openapi::IdempotencyHeader),
     request_body = TurnRequest,
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The turn as it runs: one Server-Sent Event per `TurnItem` \
-            (`event:` its `type`, `data:` its JSON), the `end` item last", body = crate::openapi::TurnEvent, content_type = "text/event-stream"),
+            (`event:` its `type`, `data:` its JSON), the `end` item last; with \
+            `Accept: application/json`, one object with the turn's outcome once it ends. A retry \
+            with the `Idempotency-Key` of a turn that ended is answered again from the session, \
+            without running anything, with `Idempotent-Replayed: true`",
+            headers(("Idempotent-Replayed" = String, description = "`true` when the answer was given again from the session")),
+            content(
+                (crate::openapi::TurnEvent = "text/event-stream"),
+                (crate::idempotency::TurnOutcome = "application/json"),
+            )),
+        (status = 400, description = "The body, the session id or the `Idempotency-Key` is not what the route takes", body = crate::error::ErrorBody<'_>),
         (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
-        (status = 409, description = "Another turn holds the session", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the session, or a turn with this `Idempotency-Key` still runs (with `Retry-After`)", body = crate::error::ErrorBody<'_>,
+            headers(("Retry-After" = String, description = "Seconds to wait before a retry with the same key"))),
+        (status = 422, description = "The `Idempotency-Key` was used for another input", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
     ),
 )]
