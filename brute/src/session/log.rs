@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::boxed::{DynLease, Leased, Store};
 use super::error::SessionError;
 use super::jsonl::JsonlStore;
+use super::keyed;
 use super::pending;
 use super::turn_lease::TurnLease;
 use super::validate::{self, Validation};
@@ -62,6 +63,12 @@ use crate::trace::traced;
 ///   fires with the error either way. A turn whose lease was lost mid-way
 ///   ([`SessionError::LeaseLost`]) cannot take anything back: the error says how many
 ///   of its messages are stored, and what a client should do.
+/// - **Idempotency keys** ([`Message::idempotency_keys`]): a turn whose new message
+///   carries a key a stored message carries is refused with
+///   [`SessionError::KeyStored`] before anything runs (a retry never stores its
+///   prompt twice); a [`ResumeKeyed`](super::ResumeKeyed) turn runs only while the
+///   key's turn is unfinished ([`SessionError::NotResumable`]); a
+///   [`DecisionKey`](super::DecisionKey) is stored on the decided reply first.
 /// - **What was stored**: a turn that succeeded leaves a [`TurnSaved`] in the env's
 ///   extensions. A lease that could not be given back at the end (the database went
 ///   away after the last write) does not fail the turn: everything is stored, the
@@ -334,10 +341,19 @@ impl<A: Handler<Env>> SessionLog<A> {
                 if !report.problems.is_empty() {
                     validate::warn_repaired(&name, &report);
                 }
+                // What the turn's idempotency keys require of the history (a retry
+                // never stores its prompt twice), before settling abandons anything.
+                let keyed = match keyed::check(&mut loaded, env, &name) {
+                    Ok(keyed) => keyed,
+                    Err(refused) => {
+                        let _ = lease.release().await;
+                        return Err(refused.into());
+                    }
+                };
                 // What the history means for calls paused for approval is the approval
                 // room's to say (`tools::pipeline::resume`); this layer writes it back.
                 let settled = settle(&mut loaded, env, &name);
-                let written = if report.rewritten || settled.changed {
+                let written = if report.rewritten || settled.changed || keyed {
                     lease.replace(&loaded).await
                 } else if report.appended > 0 {
                     lease
