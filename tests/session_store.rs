@@ -787,3 +787,81 @@ async fn sessions_copy_between_every_store() {
     assert_eq!(copy_sessions(&jsonl, &sqlite).await.unwrap(), 5);
     assert_eq!(sqlite.load("s0").await.unwrap().len(), 5);
 }
+
+/// Stores three messages in session `bad` of `store`, then lets `corrupt` replace the
+/// body of the second stored row (`seq` 1) with text that is not JSON.
+async fn a_bad_row_is_refused_naming_its_position<S: SessionStore>(
+    store: &S,
+    corrupt: impl FnOnce(),
+) {
+    let (mut lease, _) = store.open("bad").await.unwrap();
+    let messages = [
+        Message::user("one"),
+        Message::assistant("two"),
+        Message::user("three"),
+    ];
+    store.append(&mut lease, &messages).await.unwrap();
+    store.release(lease).await.unwrap();
+    corrupt();
+    for error in [
+        store.load("bad").await.unwrap_err(),
+        store.open("bad").await.unwrap_err(),
+    ] {
+        let SessionError::BadRow {
+            ref session,
+            message,
+            ..
+        } = error
+        else {
+            panic!("BadRow expected: {error:?}");
+        };
+        assert_eq!((session.as_str(), message), ("bad", 2), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("session bad: stored message 2 is not a message: "),
+            "{error}"
+        );
+    }
+}
+
+/// A row of the SQLite store whose body is not a message is refused on load and
+/// open, and the error says which stored message it is (counted from 1).
+#[tokio::test]
+async fn a_bad_sqlite_row_is_refused_naming_its_position() {
+    let dir = temp_dir();
+    let path = sqlite_path(dir.path());
+    let store = SqliteStore::open(&path).unwrap();
+    a_bad_row_is_refused_naming_its_position(&store, || {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.busy_timeout(Duration::from_secs(10)).unwrap();
+        let rows = db
+            .execute(
+                "UPDATE brute_messages SET body = 'not json' WHERE session = 'bad' AND seq = 1",
+                [],
+            )
+            .unwrap();
+        assert_eq!(rows, 1);
+    })
+    .await;
+}
+
+/// The same for a row of the PostgreSQL store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_postgres_row_is_refused_naming_its_position() {
+    let url = postgres_database("bad_row");
+    let store = PostgresStore::connect(&url).await.unwrap();
+    a_bad_row_is_refused_naming_its_position(&store, || {
+        let out = std::process::Command::new("psql")
+            .args(["-q", "-t", &url, "-c"])
+            .arg("UPDATE brute_messages SET body = 'not json' WHERE session = 'bad' AND seq = 1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stderr).is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    })
+    .await;
+}

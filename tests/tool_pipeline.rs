@@ -795,3 +795,59 @@ async fn a_client_tools_call_pauses_the_turn_under_a_policy_that_never_asks() {
     assert_eq!(names, ["remote", "sleep"]);
     assert_eq!(outcome.env.tools[0].description, "Runs on the client.");
 }
+
+/// A tool set whose one tool is renamed whenever `revision` changes, as an MCP
+/// server's may be while an agent runs (it is only advertised: no call reaches it).
+struct Renamed {
+    revision: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl brute::tools::ToolSet for Renamed {
+    type Call<'s> = brute::tools::NoCall;
+
+    fn specs(&self, out: &mut Vec<brute::model::ToolSpec>) {
+        let name = format!("tool_v{}", self.revision.load(Ordering::SeqCst));
+        out.push(brute::model::ToolSpec::new(
+            name,
+            "renamed on every revision",
+            json!({"type": "object"}),
+        ));
+    }
+
+    fn contains(&self, _name: &str) -> bool {
+        false
+    }
+
+    fn names<'a>(&'a self, _out: &mut Vec<&'a str>) {}
+
+    fn prepare(&self, _call: &ToolCall) -> Option<Result<brute::tools::NoCall, ToolError>> {
+        None
+    }
+
+    fn revision(&self) -> u64 {
+        self.revision.load(Ordering::SeqCst)
+    }
+}
+
+/// A set whose tools change between turns is advertised as it is now, not as the
+/// pipeline first saw it (the specs computed once are reused only while the revision
+/// is the same).
+#[tokio::test]
+async fn a_tool_set_that_changes_is_advertised_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let revision = Arc::new(std::sync::atomic::AtomicU64::new(1));
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: Renamed { revision: revision.clone() },
+            root: dir.path(),
+        };
+        run |env| {
+            let names: Vec<String> = env.tools.iter().map(|t| t.name.clone()).collect();
+            async move { Ok(Message::assistant(names.join(","))) }
+        };
+    };
+    assert_eq!(agent.start("hi").await.unwrap().text(), Some("tool_v1"));
+    revision.store(2, Ordering::SeqCst);
+    assert_eq!(agent.start("hi").await.unwrap().text(), Some("tool_v2"));
+}

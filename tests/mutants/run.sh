@@ -10,7 +10,11 @@
 # build, default 1200), OUT (default tests/mutants/out), SESSION_FILES (the files of the
 # session room to mutate, default all of brute/src/session/*.rs: the room is hours long,
 # run it a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
-# at spaces: `-F REGEX` to test only the mutants whose names match). Mutants run one at a time (in place, there is one tree).
+# at spaces: `-F REGEX` to test only the mutants whose names match), ROOM_TESTS (the
+# `cargo test` arguments to use instead of the room's, split at spaces, with
+# ROOM_PACKAGES for its packages: e.g. only the test binaries that hold one file's
+# promises, without `--lib` when the file has no unit tests, which halves each
+# mutant's build). Mutants run one at a time (in place, there is one tree).
 #
 # It mutates the work tree IN PLACE (so that builds reuse target/): do not edit or build
 # in this work tree while it runs, and check `git status` after an interrupted run.
@@ -72,7 +76,9 @@ room() {
         FILES=(${SESSION_FILES:-brute/src/session/*.rs})
         PACKAGES=brute,brute-suite
         TESTS=(--lib --test=session_store --test=session_log --test=session_durability
-            --test=session_crash --test=session_workers --test=approval)
+            --test=session_crash --test=session_workers --test=approval --test=session_retention
+            --test=session_fork --test=cost --test=session_reconnect --test=session_cancel
+            --test=session_validate)
         ;;
     *)
         echo "unknown room $1 (redact auth sandbox pipeline session all)" >&2
@@ -93,6 +99,11 @@ fi
 status=0
 for name in "${rooms[@]}"; do
     room "$name"
+    if [ -n "${ROOM_TESTS:-}" ]; then
+        # shellcheck disable=SC2206 # a space-separated list of cargo test arguments
+        TESTS=($ROOM_TESTS)
+        PACKAGES=${ROOM_PACKAGES:-$PACKAGES}
+    fi
     args=()
     for file in "${FILES[@]}"; do
         args+=(--file "$file")

@@ -357,4 +357,23 @@ mod tests {
         let gaps = DbLease::new("s".into(), "o".into(), 9, 3);
         assert_eq!(gaps.seq_of(1), None);
     }
+
+    #[test]
+    fn a_lease_names_its_session_and_each_step_says_what_it_did() {
+        let lease = DbLease::new("alice".into(), "o".into(), 0, 0);
+        assert_eq!(lease.session(), "alice");
+        let error = database_error("sqlite", Step::Trim, "alice", "disk full");
+        assert_eq!(
+            error.to_string(),
+            "sqlite session store: cannot remove a dropped turn's prompt from alice: disk full"
+        );
+    }
+
+    #[test]
+    fn leases_last_their_milliseconds_and_positions_follow_the_last() {
+        assert_eq!(ttl_ms(Duration::from_secs(60)), 60_000);
+        assert_eq!(ttl_ms(Duration::MAX), i64::MAX);
+        assert_eq!(next_after(None), 0);
+        assert_eq!(next_after(Some(4)), 5);
+    }
 }

@@ -284,4 +284,9 @@ mod tests {
         held.track(&[calls(&["a"]), Message::tool_result("a", "ok")]);
         assert_eq!(held.ending(), Abandoned::Nothing);
     }
+
+    #[test]
+    fn a_turn_that_stored_nothing_leaves_the_session_alone() {
+        assert_eq!(held().ending(), Abandoned::Nothing);
+    }
 }
