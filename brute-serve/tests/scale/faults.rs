@@ -1,0 +1,118 @@
+//! The faults, each triggered by an event of the run (a tool execution announced by a
+//! server, a client's answer), never by a timer.
+
+use std::time::{Duration, Instant};
+
+use super::topology::Topology;
+use super::workload::Progress;
+
+/// One fault of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// SIGKILL of a server in the middle of a tool call (its stream open), then a
+    /// restart.
+    Kill,
+    /// SIGSTOP of a server holding a session in a tool call, until another server has
+    /// taken the session over; then SIGCONT: its late writes must be fenced.
+    Stop,
+    /// A fast PostgreSQL stop and start while turns run.
+    PgRestart,
+}
+
+/// What a fault did: when, and what its affected request took to be answered again.
+#[derive(Clone, Debug)]
+pub struct Injected {
+    pub fault: Fault,
+    /// The call the fault cut, when it cut one.
+    pub call: Option<String>,
+    /// From the fault to the affected request's answer through another server (the
+    /// lease taken over), for `Kill` and `Stop`.
+    pub takeover: Option<Duration>,
+}
+
+/// A safety net on waits for events that a healthy run always sees.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+async fn patient<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(PATIENCE, future)
+        .await
+        .unwrap_or_else(|_| panic!("no {what} within {PATIENCE:?}"))
+}
+
+/// Waits until the servers have announced `more` tool executions beyond now.
+async fn executions(topology: &mut Topology, more: usize) {
+    let target = *topology.executions.borrow() + more;
+    patient(
+        "progress of the workload",
+        topology.executions.wait_for(|n| *n >= target),
+    )
+    .await
+    .unwrap();
+}
+
+/// The idempotency key of the request that runs call `call` (`sNNNN-tK[-gated]-TOOL`):
+/// the approval for a `gated` call, else the turn.
+fn request_key(call: &str) -> String {
+    let mut parts = call.split('-');
+    let session = parts.next().unwrap_or("").trim_start_matches('s');
+    let turn = parts.next().unwrap_or("");
+    let approval = call.ends_with("-gated-gated");
+    format!(
+        "scale-{session}-{turn}{}",
+        if approval { "-approve" } else { "" }
+    )
+}
+
+/// Injects `fault` on server `n` (ignored for `PgRestart`).
+pub async fn inject(
+    topology: &mut Topology,
+    progress: &Progress,
+    fault: Fault,
+    n: usize,
+    test: &'static str,
+) -> Injected {
+    executions(topology, 20).await;
+    match fault {
+        Fault::Kill | Fault::Stop => {
+            topology.tell(n, "hold");
+            let held = patient("held tool call", topology.expect(n, "held ")).await;
+            let call = held["held ".len()..].to_owned();
+            let key = request_key(&call);
+            let at = Instant::now();
+            if fault == Fault::Kill {
+                topology.signal(n, "KILL");
+                topology.reap(n).await;
+                topology.spawn(n, test);
+                patient("restart", topology.expect(n, "listening ")).await;
+            } else {
+                topology.signal(n, "STOP");
+                patient("takeover", progress.wait_for(&key)).await;
+                topology.signal(n, "CONT");
+                topology.tell(n, "release");
+                // The stale holder's turn ends (fenced) before the drain lets it exit.
+                topology.signal(n, "TERM");
+                patient("drain", topology.expect(n, "stopped")).await;
+                topology.reap(n).await;
+                topology.spawn(n, test);
+                patient("restart", topology.expect(n, "listening ")).await;
+            }
+            let answered = patient("answer", progress.wait_for(&key)).await;
+            Injected {
+                fault,
+                call: Some(call),
+                takeover: Some(answered.saturating_duration_since(at)),
+            }
+        }
+        Fault::PgRestart => {
+            tokio::task::block_in_place(|| {
+                topology.pg.stop();
+                topology.pg.start_again();
+            });
+            Injected {
+                fault,
+                call: None,
+                takeover: None,
+            }
+        }
+    }
+}
