@@ -5,14 +5,16 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
-use brute::session::{SessionId, SessionStore};
+use brute::session::{DecisionKey, KeyedTurn, ResumeKeyed, SessionId, SessionStore, keyed_turn};
 use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
+use brute::{BoxAgent, Env, Message};
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
-use crate::runner;
 use crate::state::Shared;
+use crate::{idempotency, runner};
 
 /// `?agent=name`: the agent whose turn is paused (the default when absent).
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -48,13 +50,23 @@ pub(crate) struct CallPath {
     path = "/v1/sessions/{id}/approvals/{call_id}",
     operation_id = "decide_approval",
     tag = "sessions",
-    params(CallPath, Which),
+    params(CallPath, Which, crate::openapi::IdempotencyHeader),
     request_body(content = crate::openapi::VerdictSchema, description = "The decision"),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The rest of the turn, streamed as by `POST /v1/sessions/{id}/turns`", body = crate::openapi::TurnEvent, content_type = "text/event-stream"),
+        (status = 200, description = "The rest of the turn, streamed as by `POST /v1/sessions/{id}/turns` \
+            (one JSON object with `Accept: application/json`); a retry with the decision's \
+            `Idempotency-Key` is answered again from the session (`Idempotent-Replayed: true`)",
+            headers(("Idempotent-Replayed" = String, description = "`true` when the answer was given again from the session")),
+            content(
+                (crate::openapi::TurnEvent = "text/event-stream"),
+                (crate::idempotency::TurnOutcome = "application/json"),
+            )),
+        (status = 400, description = "The body, the session id or the `Idempotency-Key` is not what the route takes", body = crate::error::ErrorBody<'_>),
         (status = 404, description = "No agent of that name, or the call does not wait for approval (`not_pending`)", body = crate::error::ErrorBody<'_>),
-        (status = 409, description = "Another turn holds the session", body = crate::error::ErrorBody<'_>),
+        (status = 409, description = "Another turn holds the session, or the turn of this `Idempotency-Key` still runs (with `Retry-After`)", body = crate::error::ErrorBody<'_>,
+            headers(("Retry-After" = String, description = "Seconds to wait before a retry with the same key"))),
+        (status = 422, description = "The `Idempotency-Key` was used for another decision", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
     ),
 )]
@@ -62,30 +74,93 @@ pub(crate) async fn post(
     State(shared): State<Arc<Shared>>,
     Path((id, call_id)): Path<(String, String)>,
     Query(which): Query<Which>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     crate::session_id::check(&id).map_err(ApiError::invalid)?;
+    let key = idempotency::key(&headers)?;
+    let json = idempotency::wants_json(&headers);
     let verdict: Verdict = parse(&body)?;
     let name = which.agent.as_deref().filter(|name| !name.is_empty());
     let agent = shared.agent(name)?.clone();
-    pending(&shared, &id, &call_id).await?;
-    let mut env = agent.env();
-    env.extensions.insert(SessionId(id.clone()));
-    env.extensions
-        .insert(ApprovalDecision::new(call_id, verdict));
-    let started = runner::start(&shared, agent, env, &id, None).await?;
-    Ok(started.sse())
+    let Some(key) = key else {
+        pending(
+            &shared
+                .sessions
+                .load(&id)
+                .await
+                .map_err(|e| ApiError::store(&id, &e))?,
+            &id,
+            &call_id,
+        )?;
+        let env = decision(&agent, &id, &call_id, &verdict);
+        let started = runner::start(&shared, agent, env, &id, None).await?;
+        return Ok(idempotency::running(started, json).await);
+    };
+    let record = idempotency::decision_record(&key, &call_id, &verdict);
+    let mut last = None;
+    for _ in 0..idempotency::ATTEMPTS {
+        let history = shared
+            .sessions
+            .load(&id)
+            .await
+            .map_err(|e| ApiError::store(&id, &e))?;
+        let waits = pending_approvals(&history).iter().any(|c| c.id == call_id);
+        let mut resuming = false;
+        let env = match idempotency::stored_decision(&history, &key) {
+            Some(stored) if stored != record => return Err(idempotency::other_input(&key)),
+            // The first attempt, or one that stored its key and died before applying
+            // the decision (the call still waits: nothing of it ran).
+            None | Some(_) if waits => {
+                let mut env = decision(&agent, &id, &call_id, &verdict);
+                env.extensions.insert(DecisionKey(record.clone()));
+                env
+            }
+            None => {
+                pending(&history, &id, &call_id)?;
+                continue;
+            }
+            Some(_) => match keyed_turn(&history, &record) {
+                Some((at, end, KeyedTurn::Finished | KeyedTurn::Paused)) => {
+                    let items = idempotency::replay(&history, at, end);
+                    return Ok(idempotency::replayed(items, json).await);
+                }
+                _ => {
+                    // Decided, and its turn died before its end: resumed on the stored
+                    // messages (a call whose result is missing gets brute's repair).
+                    resuming = true;
+                    let mut env = agent.env();
+                    env.extensions.insert(SessionId(id.clone()));
+                    env.extensions.insert(ResumeKeyed(record.clone()));
+                    env
+                }
+            },
+        };
+        match runner::start(&shared, agent.clone(), env, &id, None).await {
+            Ok(started) => return Ok(idempotency::running(started, json).await),
+            Err(e) if resuming && e.kind == "busy" => {
+                return Ok(idempotency::still_running(&id, &key));
+            }
+            Err(e) if idempotency::raced(&e) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| ApiError::busy(&id)))
 }
 
-/// Answers 404 before starting a turn when the session has no call `call_id` waiting
-/// (the turn checks again, under the session's lease).
-async fn pending(shared: &Shared, id: &str, call_id: &str) -> Result<(), ApiError> {
-    let messages = shared
-        .sessions
-        .load(id)
-        .await
-        .map_err(|e| ApiError::store(id, &e))?;
-    let waiting: Vec<&str> = pending_approvals(&messages)
+/// The env of the turn that applies `verdict` to call `call_id` of session `id`.
+fn decision(agent: &BoxAgent, id: &str, call_id: &str, verdict: &Verdict) -> Env {
+    let mut env = agent.env();
+    env.extensions.insert(SessionId(id.to_owned()));
+    env.extensions
+        .insert(ApprovalDecision::new(call_id, verdict.clone()));
+    env
+}
+
+/// Answers 404 before starting a turn when `messages` (session `id`) have no call
+/// `call_id` waiting (the turn checks again, under the session's lease).
+fn pending(messages: &[Message], id: &str, call_id: &str) -> Result<(), ApiError> {
+    let waiting: Vec<&str> = pending_approvals(messages)
         .into_iter()
         .map(|call| call.id.as_str())
         .collect();

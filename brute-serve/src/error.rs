@@ -93,6 +93,23 @@ impl ApiError {
         if is_busy(error) {
             return ApiError::busy(id);
         }
+        // A retry that another attempt with its idempotency key overtook: the
+        // handler reads the session again (these reach a client only if that keeps
+        // happening).
+        if let SessionError::KeyStored { .. } | SessionError::NotResumable { .. } = error {
+            let kind = match error {
+                SessionError::KeyStored { .. } => "key_stored",
+                _ => "not_resumable",
+            };
+            return ApiError::new(
+                StatusCode::CONFLICT,
+                kind,
+                format!(
+                    "session `{}`: another request with this idempotency key changed the session meanwhile; retry",
+                    crate::session_id::shown(id)
+                ),
+            );
+        }
         if let SessionError::BadId { reason, .. } = error {
             return ApiError::invalid(format!(
                 "session id `{}`: {reason}; {}",

@@ -72,6 +72,7 @@ mod encode;
 mod error;
 mod fallback;
 mod health;
+mod idempotency;
 mod ids;
 mod live;
 mod models;

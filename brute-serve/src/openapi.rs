@@ -123,6 +123,29 @@ pub(crate) struct MessageSchema {
     /// Whether the message waits for a decision on its calls.
     #[schema(nullable = false)]
     awaiting_approval: Option<bool>,
+    /// The idempotency keys of the requests that wrote the message (a turn's key on its
+    /// prompt, a decision's record on the reply it decided).
+    #[schema(nullable = false)]
+    idempotency_keys: Option<Vec<String>>,
+}
+
+/// The `Idempotency-Key` header of a turn or a decision (see the README's
+/// "Idempotent requests").
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // Only its description is read.
+pub(crate) struct IdempotencyHeader {
+    /// 1 to 255 visible ASCII characters, chosen by the client, the same on every retry
+    /// of one request: a retry of a turn (or decision) that finished is answered again
+    /// from the session (`Idempotent-Replayed: true`), one whose server died is resumed,
+    /// one that still runs is a 409; the key with another input is a 422.
+    #[param(
+        rename = "Idempotency-Key",
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^[\x21-\x7e]+$"
+    )]
+    idempotency_key: Option<String>,
 }
 
 /// A tool call of a stored message (`brute::ToolCall`'s serde form).

@@ -89,7 +89,7 @@ impl ToolCall {
 /// One message of a conversation.
 ///
 /// Fields that are empty are left out of the JSON form (`parts`, `tool_calls`,
-/// `tool_call_id`, `reasoning`, `awaiting_approval`); `content` is always written, and defaults to `""` when
+/// `tool_call_id`, `reasoning`, `awaiting_approval`, `idempotency_keys`); `content` is always written, and defaults to `""` when
 /// a line lacks it.
 ///
 /// The text stays a `String` in `content`, and images and documents live beside it in
@@ -134,6 +134,7 @@ struct Rare {
     reasoning: Option<String>,
     reasoning_signature: Option<String>,
     awaiting_approval: bool,
+    idempotency_keys: Vec<String>,
 }
 
 impl Rare {
@@ -142,6 +143,7 @@ impl Rare {
             && self.reasoning.is_none()
             && self.reasoning_signature.is_none()
             && !self.awaiting_approval
+            && self.idempotency_keys.is_empty()
     }
 }
 
@@ -162,6 +164,8 @@ struct MessageOut<'a> {
     tool_call_id: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     awaiting_approval: bool,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    idempotency_keys: &'a [String],
 }
 
 /// The JSON form of a message, read: every field but `role` may be absent.
@@ -183,6 +187,8 @@ struct MessageIn {
     tool_call_id: Option<String>,
     #[serde(default)]
     awaiting_approval: bool,
+    #[serde(default)]
+    idempotency_keys: Vec<String>,
 }
 
 impl From<MessageIn> for Message {
@@ -192,6 +198,7 @@ impl From<MessageIn> for Message {
             reasoning: form.reasoning,
             reasoning_signature: form.reasoning_signature,
             awaiting_approval: form.awaiting_approval,
+            idempotency_keys: form.idempotency_keys,
         };
         Message {
             role: form.role,
@@ -214,6 +221,7 @@ impl Serialize for Message {
             tool_calls: &self.tool_calls,
             tool_call_id: self.tool_call_id.as_deref(),
             awaiting_approval: self.awaiting_approval(),
+            idempotency_keys: self.idempotency_keys(),
         }
         .serialize(serializer)
     }
@@ -230,6 +238,7 @@ impl PartialEq for Message {
             && self.reasoning() == other.reasoning()
             && self.reasoning_signature() == other.reasoning_signature()
             && self.awaiting_approval() == other.awaiting_approval()
+            && self.idempotency_keys() == other.idempotency_keys()
     }
 }
 
@@ -245,6 +254,7 @@ impl std::fmt::Debug for Message {
             .field("tool_calls", &self.tool_calls)
             .field("tool_call_id", &self.tool_call_id)
             .field("awaiting_approval", &self.awaiting_approval())
+            .field("idempotency_keys", &self.idempotency_keys())
             .finish()
     }
 }
@@ -366,6 +376,35 @@ impl Message {
             rare.awaiting_approval = false;
             self.drop_empty_rare();
         }
+    }
+
+    /// The idempotency keys of the requests that wrote this message (a server's turn
+    /// request on its prompt, a decision on the reply it decided), so that a retried
+    /// request finds what its first attempt stored. Stored with the message, so every
+    /// server on the same store sees them; absent from the JSON form when empty.
+    pub fn idempotency_keys(&self) -> &[String] {
+        self.rare
+            .as_deref()
+            .map_or(&[], |rare| &rare.idempotency_keys)
+    }
+
+    /// Whether the message carries the idempotency key `key`.
+    pub fn has_idempotency_key(&self, key: &str) -> bool {
+        self.idempotency_keys().iter().any(|k| k == key)
+    }
+
+    /// Adds the idempotency key `key` (once: a key it carries is not added again).
+    pub fn add_idempotency_key(&mut self, key: impl Into<String>) {
+        let key = key.into();
+        if !self.has_idempotency_key(&key) {
+            self.rare_mut().idempotency_keys.push(key);
+        }
+    }
+
+    /// The same message with the idempotency key `key` added.
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.add_idempotency_key(key);
+        self
     }
 
     /// The rare fields, made when the message has none yet.

@@ -189,6 +189,30 @@ pub enum SessionError {
         #[source]
         source: serde_json::Error,
     },
+    /// A message of the turn carries an idempotency key that a stored message carries
+    /// already: the request is a retry of one whose prompt is stored, and nothing was
+    /// stored or run (see [`keyed_turn`](super::keyed_turn) for where that turn stands).
+    #[error(
+        "session {session}: idempotency key `{key}` is stored already (the request is a retry); nothing was stored"
+    )]
+    KeyStored {
+        /// The session (its file for the JSONL store, its id otherwise).
+        session: String,
+        /// The key.
+        key: String,
+    },
+    /// A turn asked to resume the turn of an idempotency key
+    /// ([`ResumeKeyed`](super::ResumeKeyed)) whose turn is not unfinished in the
+    /// history (it ended, paused, or no message carries the key); nothing ran.
+    #[error(
+        "session {session}: the turn of idempotency key `{key}` is not unfinished, so there is nothing to resume; nothing ran"
+    )]
+    NotResumable {
+        /// The session (its file for the JSONL store, its id otherwise).
+        session: String,
+        /// The key.
+        key: String,
+    },
 }
 
 impl From<SessionError> for Error {

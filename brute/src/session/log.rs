@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::boxed::{DynLease, Leased, Store};
 use super::error::SessionError;
 use super::jsonl::JsonlStore;
+use super::keyed;
 use super::pending;
 use super::turn_lease::TurnLease;
 use super::validate::{self, Validation};
@@ -334,10 +335,19 @@ impl<A: Handler<Env>> SessionLog<A> {
                 if !report.problems.is_empty() {
                     validate::warn_repaired(&name, &report);
                 }
+                // What the turn's idempotency keys require of the history (a retry
+                // never stores its prompt twice), before settling abandons anything.
+                let keyed = match keyed::check(&mut loaded, env, &name) {
+                    Ok(keyed) => keyed,
+                    Err(refused) => {
+                        let _ = lease.release().await;
+                        return Err(refused.into());
+                    }
+                };
                 // What the history means for calls paused for approval is the approval
                 // room's to say (`tools::pipeline::resume`); this layer writes it back.
                 let settled = settle(&mut loaded, env, &name);
-                let written = if report.rewritten || settled.changed {
+                let written = if report.rewritten || settled.changed || keyed {
                     lease.replace(&loaded).await
                 } else if report.appended > 0 {
                     lease

@@ -32,6 +32,7 @@ mod history_error;
 #[cfg(feature = "sqlite")]
 mod holder;
 mod jsonl;
+mod keyed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod lease;
 mod lock;
@@ -69,6 +70,7 @@ pub use error::SessionError;
 pub use file::SessionFile;
 pub use fork::{ForkError, check_point};
 pub use jsonl::{FileLease, JsonlStore};
+pub use keyed::{DecisionKey, KeyedTurn, ResumeKeyed, keyed_turn};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use lease::DbLease;
 pub use log::{SessionId, SessionPath, TurnSaved};
