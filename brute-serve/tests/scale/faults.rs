@@ -78,6 +78,9 @@ pub async fn inject(
             let held = patient("held tool call", topology.expect(n, "held ")).await;
             let call = held["held ".len()..].to_owned();
             let key = request_key(&call);
+            if std::env::var_os("BRUTE_SCALE_TRACE").is_some() {
+                eprintln!("trace fault {fault:?} on s{n} at {call} ({key})");
+            }
             let at = Instant::now();
             if fault == Fault::Kill {
                 topology.signal(n, "KILL");

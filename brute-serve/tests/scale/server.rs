@@ -141,7 +141,8 @@ pub fn serve(name: String) -> ! {
         let store = Arc::new(store);
         let dir = PathBuf::from(var(LEDGERS));
         let model = OpenAi::compatible(var(MODEL), "scripted")
-            .api_key(name.clone())
+            // Not the bare name: brute redacts its API key wherever it appears.
+            .api_key(format!("key-of-{name}"))
             .stream(false);
         let agent = brute_agent! {
             use SessionLog { store: store.clone() };

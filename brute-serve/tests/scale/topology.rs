@@ -384,7 +384,7 @@ async fn complete(
     let server = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| v.strip_prefix("Bearer key-of-"))
         .unwrap_or("?")
         .to_owned();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();

@@ -189,7 +189,11 @@ async fn request(
             .body(body.to_string())
             .send()
             .await;
-        let Ok(response) = response else {
+        let Ok(response) = response.inspect_err(|e| {
+            if std::env::var_os("BRUTE_SCALE_TRACE").is_some() {
+                eprintln!("trace {key} attempt {attempt}: {e}");
+            }
+        }) else {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(500));
             continue;
@@ -212,13 +216,20 @@ async fn request(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         let head = Instant::now();
+        if std::env::var_os("BRUTE_SCALE_TRACE").is_some() {
+            eprintln!("trace {key} attempt {attempt}: {status} via {upstream}");
+        }
         match status {
             200 => {
                 let Ok(text) = response.text().await else {
                     // Dropped mid-answer: the same key resumes or replays it.
                     continue;
                 };
-                match parse(&text, json) {
+                let parsed = parse(&text, json);
+                if std::env::var_os("BRUTE_SCALE_TRACE").is_some() {
+                    eprintln!("trace {key} attempt {attempt}: {parsed:?}");
+                }
+                match parsed {
                     Some(Outcome::Failed(why)) => {
                         failures += 1;
                         if failures >= 5 {
