@@ -48,7 +48,7 @@ struct Run {
 /// Serves when this process is a re-executed server; otherwise runs the workload of
 /// `shape` through a fresh topology, injecting `faults` (fault, server) one after the
 /// other, and checks the result.
-fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], unfenced: bool) -> Run {
+fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], config: Config) -> Run {
     if let Ok(name) = std::env::var(server::SERVER) {
         server::serve(name);
     }
@@ -64,7 +64,6 @@ fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], unfenced: bo
         .unwrap();
     let faults = faults.to_vec();
     runtime.block_on(async move {
-        let config = Config { ttl: TTL, unfenced };
         let mut topology = Topology::start(test, test, config).await;
         let client = reqwest::Client::new();
         topology.ready(&client).await;
@@ -81,6 +80,8 @@ fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], unfenced: bo
         }
         let records = clients.await.unwrap();
         let elapsed = started.elapsed();
+        let deaths = topology.deaths();
+        assert!(deaths.is_empty(), "servers died on their own: {deaths:#?}");
         let store = PostgresStore::connect(&topology.database).await.unwrap();
         let violations = checker::check(&store, &records, &topology.ledgers()).await;
         let cross_server_approvals = cross_server_approvals(&records);
@@ -95,6 +96,14 @@ fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], unfenced: bo
         run
     })
 }
+
+/// The configuration of a run on 127.0.0.1 with the fence intact.
+const PLAIN: Config = Config {
+    ttl: TTL,
+    unfenced: false,
+    netns: false,
+    netem: false,
+};
 
 /// Approvals answered by another server than the one whose turn paused.
 fn cross_server_approvals(records: &[Record]) -> usize {
@@ -193,12 +202,13 @@ fn shape(default: usize) -> Shape {
         sessions: sessions(default),
         turns: 3,
         concurrency: 24,
+        deadline: Duration::from_secs(if sessions(default) > 100 { 3600 } else { 150 }),
     }
 }
 
 #[test]
 fn scale_no_faults() {
-    let run = run("scale_no_faults", shape(60), &[], false);
+    let run = run("scale_no_faults", shape(60), &[], PLAIN);
     assert_clean(&run);
 }
 
@@ -208,7 +218,7 @@ fn scale_sigkill_mid_tool_call() {
         "scale_sigkill_mid_tool_call",
         shape(60),
         &[(Fault::Kill, 0), (Fault::Kill, 1)],
-        false,
+        PLAIN,
     );
     assert_clean(&run);
 }
@@ -219,7 +229,7 @@ fn scale_sigstop_past_the_lease_is_fenced() {
         "scale_sigstop_past_the_lease_is_fenced",
         shape(60),
         &[(Fault::Stop, 1)],
-        false,
+        PLAIN,
     );
     assert_clean(&run);
 }
@@ -230,7 +240,7 @@ fn scale_postgres_restart_mid_turn() {
         "scale_postgres_restart_mid_turn",
         shape(60),
         &[(Fault::PgRestart, 0)],
-        false,
+        PLAIN,
     );
     assert_clean(&run);
 }
@@ -240,8 +250,45 @@ fn scale_mixed_faults() {
     let run = run(
         "scale_mixed_faults",
         shape(60),
-        &[(Fault::Kill, 2), (Fault::Stop, 0), (Fault::PgRestart, 0)],
-        false,
+        &[
+            (Fault::Kill, 2),
+            (Fault::Stop, 0),
+            (Fault::PgRestart, 0),
+            (Fault::Partition, 1),
+        ],
+        Config {
+            netns: true,
+            ..PLAIN
+        },
+    );
+    assert_clean(&run);
+}
+
+#[test]
+fn scale_partition_from_postgres_past_the_lease_is_fenced() {
+    let run = run(
+        "scale_partition_from_postgres_past_the_lease_is_fenced",
+        shape(60),
+        &[(Fault::Partition, 2)],
+        Config {
+            netns: true,
+            ..PLAIN
+        },
+    );
+    assert_clean(&run);
+}
+
+#[test]
+fn scale_netem_delay_and_loss_to_postgres() {
+    let run = run(
+        "scale_netem_delay_and_loss_to_postgres",
+        shape(12),
+        &[],
+        Config {
+            netns: true,
+            netem: true,
+            ..PLAIN
+        },
     );
     assert_clean(&run);
 }
@@ -254,7 +301,10 @@ fn scale_a_broken_fence_fails_the_checker() {
         "scale_a_broken_fence_fails_the_checker",
         shape(60),
         &[(Fault::Stop, 1)],
-        true,
+        Config {
+            unfenced: true,
+            ..PLAIN
+        },
     );
     println!(
         "the broken fence's violations: {:#?}",
@@ -290,7 +340,7 @@ fn scale_figures() {
     ];
     for (name, faults) in cases {
         println!("figures: {name}");
-        let run = run("scale_figures", shape, faults, false);
+        let run = run("scale_figures", shape, faults, PLAIN);
         assert_clean(&run);
     }
 }

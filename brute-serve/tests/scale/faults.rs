@@ -17,6 +17,10 @@ pub enum Fault {
     Stop,
     /// A fast PostgreSQL stop and start while turns run.
     PgRestart,
+    /// A server holding a session in a tool call is cut from PostgreSQL (only) until
+    /// another server has taken the session over; then its tool returns and the
+    /// link heals: its late writes must be fenced.
+    Partition,
 }
 
 /// What a fault did: when, and what its affected request took to be answered again.
@@ -73,7 +77,7 @@ pub async fn inject(
 ) -> Injected {
     executions(topology, 20).await;
     match fault {
-        Fault::Kill | Fault::Stop => {
+        Fault::Kill | Fault::Stop | Fault::Partition => {
             topology.tell(n, "hold");
             let held = patient("held tool call", topology.expect(n, "held ")).await;
             let call = held["held ".len()..].to_owned();
@@ -82,7 +86,17 @@ pub async fn inject(
                 eprintln!("trace fault {fault:?} on s{n} at {call} ({key})");
             }
             let at = Instant::now();
-            if fault == Fault::Kill {
+            if fault == Fault::Partition {
+                let spaces = topology
+                    .netns
+                    .as_ref()
+                    .expect("the partition run has namespaces");
+                spaces.partition(n, true);
+                patient("takeover", progress.wait_for(&key)).await;
+                topology.tell(n, "release");
+                let spaces = topology.netns.as_ref().unwrap();
+                spaces.partition(n, false);
+            } else if fault == Fault::Kill {
                 topology.signal(n, "KILL");
                 topology.reap(n).await;
                 topology.spawn(n, test);

@@ -2,6 +2,7 @@
 
 pub mod checker;
 pub mod faults;
+pub mod netns;
 pub mod server;
 pub mod topology;
 pub mod workload;

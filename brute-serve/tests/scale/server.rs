@@ -30,6 +30,8 @@ pub const MODEL: &str = "BRUTE_SCALE_MODEL";
 pub const LEDGERS: &str = "BRUTE_SCALE_LEDGERS";
 /// The port to listen on (0: any).
 pub const PORT: &str = "BRUTE_SCALE_PORT";
+/// The address to listen on.
+pub const HOST: &str = "BRUTE_SCALE_HOST";
 /// The lease length in milliseconds.
 pub const TTL_MS: &str = "BRUTE_SCALE_TTL_MS";
 /// Set: the store's writes skip the lease fence (the broken fence).
@@ -156,9 +158,11 @@ pub fn serve(name: String) -> ! {
             run model;
         };
         let port: u16 = var(PORT).parse().unwrap();
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-            .await
+        let host: std::net::IpAddr = std::env::var(HOST)
+            .unwrap_or_else(|_| "127.0.0.1".to_owned())
+            .parse()
             .unwrap();
+        let listener = tokio::net::TcpListener::bind((host, port)).await.unwrap();
         say(&format!(
             "listening {}",
             listener.local_addr().unwrap().port()

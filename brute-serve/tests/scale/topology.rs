@@ -16,6 +16,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
+use super::netns::Namespaces;
 use super::postgres_support::RestartableServer;
 use super::server;
 
@@ -29,6 +30,11 @@ pub struct Config {
     pub ttl: Duration,
     /// Whether the servers run with the broken fence.
     pub unfenced: bool,
+    /// Whether each server runs in a network namespace of its own (needed by the
+    /// partition fault and netem).
+    pub netns: bool,
+    /// Whether what the servers send the database gets 50 ms delay and 5 % loss.
+    pub netem: bool,
 }
 
 /// A line a server printed: which server, what.
@@ -68,6 +74,8 @@ pub struct Topology {
     model: tokio::task::JoinHandle<()>,
     model_base: String,
     config: Config,
+    /// The servers' namespaces, when the run has them (dropped after the processes).
+    pub netns: Option<Namespaces>,
 }
 
 /// Fails the run with a reason that says what to do when `program` is missing.
@@ -136,7 +144,11 @@ impl Topology {
             model,
             model_base,
             config,
+            netns: None,
         };
+        if config.netns {
+            topology.isolate().await;
+        }
         for server in 0..SERVERS {
             topology.spawn(server, test);
         }
@@ -150,11 +162,29 @@ impl Topology {
 
     /// Starts server `n` (again) on its port.
     pub fn spawn(&mut self, n: usize, test: &'static str) {
-        let mut child = Command::new(std::env::current_exe().unwrap())
+        let exe = std::env::current_exe().unwrap();
+        let (mut command, database, model, host) = match &self.netns {
+            Some(spaces) => (
+                spaces.command(n, &exe),
+                self.database
+                    .replace("host=127.0.0.1", &format!("host={}", spaces.database(n))),
+                self.model_base
+                    .replace("127.0.0.1", &spaces.near(n).to_string()),
+                spaces.server(n).to_string(),
+            ),
+            None => (
+                Command::new(exe),
+                self.database.clone(),
+                self.model_base.clone(),
+                "127.0.0.1".to_owned(),
+            ),
+        };
+        let mut child = command
             .args(["--exact", test, "--nocapture", "--test-threads=1"])
             .env(server::SERVER, format!("s{n}"))
-            .env(server::DATABASE, &self.database)
-            .env(server::MODEL, &self.model_base)
+            .env(server::DATABASE, database)
+            .env(server::MODEL, model)
+            .env(server::HOST, host)
             .env(server::LEDGERS, self.dir.path())
             .env(server::PORT, self.ports[n].to_string())
             .env(server::TTL_MS, self.config.ttl.as_millis().to_string())
@@ -162,7 +192,7 @@ impl Topology {
             .envs(self.config.unfenced.then_some((server::UNFENCED, "1")))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(self.dir.path().join(format!("s{n}.stderr"))).unwrap())
             .spawn()
             .unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -180,6 +210,40 @@ impl Topology {
             }
         });
         self.procs[n] = Some(Proc { child, stdin });
+    }
+
+    /// Puts each server in a namespace of its own: the model and the database reached
+    /// through forwarders on this side's addresses of each link.
+    async fn isolate(&mut self) {
+        let mut spaces = Namespaces::create(SERVERS);
+        let port = |url: &str, key: &str| -> u16 {
+            let at = url.find(key).unwrap() + key.len();
+            url[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let pg = port(&self.database, "port=");
+        let model = port(&self.model_base, "127.0.0.1:");
+        for n in 0..SERVERS {
+            let near = spaces.near(n);
+            let db = spaces.database(n);
+            let by_forwarder = self.config.netem && !spaces.netem(n);
+            if by_forwarder {
+                println!(
+                    "scale: this kernel has no netem qdisc: the database forwarder of s{n} delays 50 ms and stalls 5 % of chunks 200 ms"
+                );
+            }
+            spaces
+                .forward((near, model).into(), ([127, 0, 0, 1], model).into(), false)
+                .await;
+            spaces
+                .forward((db, pg).into(), ([127, 0, 0, 1], pg).into(), by_forwarder)
+                .await;
+        }
+        self.netns = Some(spaces);
     }
 
     /// Waits for server `n`'s next control line starting with `prefix`.
@@ -213,6 +277,25 @@ impl Topology {
         assert!(status.success(), "kill -{signal} of server s{n} failed");
     }
 
+    /// The servers that exited without being told to, each with the end of its
+    /// standard error.
+    pub fn deaths(&mut self) -> Vec<String> {
+        let mut deaths = Vec::new();
+        for (n, proc) in self.procs.iter_mut().enumerate() {
+            if let Some(proc) = proc
+                && let Ok(Some(status)) = proc.child.try_wait()
+            {
+                let err = std::fs::read_to_string(self.dir.path().join(format!("s{n}.stderr")))
+                    .unwrap_or_default();
+                let tail: String = err.lines().rev().take(15).collect::<Vec<_>>().join("\n");
+                deaths.push(format!(
+                    "s{n} exited ({status}); its stderr, last lines first:\n{tail}"
+                ));
+            }
+        }
+        deaths
+    }
+
     /// Reaps server `n` after it exited or was killed.
     pub async fn reap(&mut self, n: usize) {
         let mut proc = self.procs[n].take().unwrap();
@@ -231,7 +314,14 @@ impl Topology {
         let upstreams: String = self
             .ports
             .iter()
-            .map(|p| format!("        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;\n"))
+            .enumerate()
+            .map(|(n, p)| {
+                let host = self
+                    .netns
+                    .as_ref()
+                    .map_or("127.0.0.1".to_owned(), |s| s.server(n).to_string());
+                format!("        server {host}:{p} max_fails=1 fail_timeout=2s;\n")
+            })
             .collect();
         let d = dir.display();
         let conf = format!(

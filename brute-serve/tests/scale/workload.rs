@@ -73,6 +73,9 @@ pub struct Shape {
     pub turns: usize,
     /// Sessions in flight at once.
     pub concurrency: usize,
+    /// After this, from the start, no request is sent again: the run ends, its
+    /// unanswered requests reported (a run never hangs on a dead topology).
+    pub deadline: Duration,
 }
 
 /// The session id of session `n`.
@@ -82,7 +85,11 @@ pub fn session_id(n: usize) -> String {
 
 /// The prompt of turn `t` of session `n` (every third turn asks for approval).
 pub fn prompt(n: usize, t: usize) -> String {
-    let gated = if (n + t) % 3 == 0 { " gated" } else { "" };
+    let gated = if (n + t).is_multiple_of(3) {
+        " gated"
+    } else {
+        ""
+    };
     format!("s{n:04} t{t}{gated}")
 }
 
@@ -94,11 +101,12 @@ pub async fn run(base: String, shape: Shape, progress: Arc<Progress>) -> Vec<Rec
         .build()
         .unwrap();
     let base: Arc<str> = Arc::from(base.as_str());
+    let deadline = Instant::now() + shape.deadline;
     let sessions = futures_util::stream::iter(0..shape.sessions).map(|n| {
         let client = client.clone();
         let base = base.clone();
         let progress = progress.clone();
-        async move { session(&client, &base, n, shape.turns, &progress).await }
+        async move { session(&client, &base, n, shape.turns, &progress, deadline).await }
     });
     sessions
         .buffer_unordered(shape.concurrency)
@@ -116,16 +124,17 @@ async fn session(
     n: usize,
     turns: usize,
     progress: &Progress,
+    deadline: Instant,
 ) -> Vec<Record> {
     let id = session_id(n);
-    let streamed = n % 2 == 0;
+    let streamed = n.is_multiple_of(2);
     let mut records = Vec::new();
     for t in 1..=turns {
         let prompt = prompt(n, t);
         let url = format!("{base}/v1/sessions/{id}/turns");
         let key = format!("{id}-t{t}");
         let body = json!({ "input": prompt });
-        let mut record = request(client, &url, &key, body, streamed, progress).await;
+        let mut record = request(client, &url, &key, body, streamed, progress, deadline).await;
         record.session.clone_from(&id);
         record.prompt.clone_from(&prompt);
         record.kind = "turn";
@@ -138,7 +147,8 @@ async fn session(
             let url = format!("{base}/v1/sessions/{id}/approvals/{call}");
             let key = format!("{id}-t{t}-approve");
             let body = json!({ "decision": "approve" });
-            let mut decided = request(client, &url, &key, body, !streamed, progress).await;
+            let mut decided =
+                request(client, &url, &key, body, !streamed, progress, deadline).await;
             decided.session.clone_from(&id);
             decided.prompt.clone_from(&prompt);
             decided.kind = "approval";
@@ -159,6 +169,7 @@ async fn request(
     body: Value,
     streamed: bool,
     progress: &Progress,
+    deadline: Instant,
 ) -> Record {
     let sent = Instant::now();
     let mut backoff = Duration::from_millis(20);
@@ -175,6 +186,14 @@ async fn request(
         done: Instant::now(),
     };
     for attempt in 0..ATTEMPTS {
+        if Instant::now() > deadline {
+            return record(
+                Outcome::Refused("the run's deadline passed".to_owned()),
+                String::new(),
+                attempt,
+                Instant::now(),
+            );
+        }
         let accept = if streamed {
             "text/event-stream"
         } else {
