@@ -323,24 +323,41 @@ fn scale_a_broken_fence_fails_the_checker() {
 #[ignore = "long: the figures of BENCHMARKS.md (cargo test -p brute-serve --test scale_out -- --ignored)"]
 fn scale_figures() {
     let shape = shape(1000);
-    let cases: [(&'static str, &[(Fault, usize)]); 4] = [
-        ("none", &[]),
+    let netns = Config {
+        netns: true,
+        ..PLAIN
+    };
+    let cases: [(&'static str, &[(Fault, usize)], Config); 5] = [
+        ("none", &[], PLAIN),
         (
             "sigkill",
             &[(Fault::Kill, 0), (Fault::Kill, 1), (Fault::Kill, 2)],
+            PLAIN,
         ),
         (
             "sigstop",
             &[(Fault::Stop, 0), (Fault::Stop, 1), (Fault::Stop, 2)],
+            PLAIN,
         ),
         (
             "postgres restart",
             &[(Fault::PgRestart, 0), (Fault::PgRestart, 0)],
+            PLAIN,
+        ),
+        (
+            "partition",
+            &[(Fault::Partition, 0), (Fault::Partition, 1)],
+            netns,
         ),
     ];
-    for (name, faults) in cases {
-        println!("figures: {name}");
-        let run = run("scale_figures", shape, faults, PLAIN);
+    for (name, faults, config) in cases {
+        println!(
+            "figures: {name} (load {})",
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+        );
+        let run = run("scale_figures", shape, faults, config);
         assert_clean(&run);
     }
 }
