@@ -213,11 +213,15 @@ fn scale_no_faults() {
 }
 
 #[test]
-fn scale_sigkill_mid_tool_call() {
+fn scale_sigkill_mid_stream_and_mid_tool_call() {
     let run = run(
-        "scale_sigkill_mid_tool_call",
+        "scale_sigkill_mid_stream_and_mid_tool_call",
         shape(60),
-        &[(Fault::Kill, 0), (Fault::Kill, 1)],
+        &[
+            (Fault::Kill, 0),
+            (Fault::KillMidStream, 1),
+            (Fault::Kill, 1),
+        ],
         PLAIN,
     );
     assert_clean(&run);

@@ -12,6 +12,9 @@ pub enum Fault {
     /// SIGKILL of a server in the middle of a tool call (its stream open), then a
     /// restart.
     Kill,
+    /// SIGKILL of a server as one of its answers streams its first item, then a
+    /// restart.
+    KillMidStream,
     /// SIGSTOP of a server holding a session in a tool call, until another server has
     /// taken the session over; then SIGCONT: its late writes must be fenced.
     Stop,
@@ -67,7 +70,8 @@ fn request_key(call: &str) -> String {
     )
 }
 
-/// Injects `fault` on server `n` (ignored for `PgRestart`).
+/// Injects `fault`: on the server that first holds a tool call for the faults that
+/// cut one, on server `n` for `KillMidStream`.
 pub async fn inject(
     topology: &mut Topology,
     progress: &Progress,
@@ -78,9 +82,7 @@ pub async fn inject(
     executions(topology, 20).await;
     match fault {
         Fault::Kill | Fault::Stop | Fault::Partition => {
-            topology.tell(n, "hold");
-            let held = patient("held tool call", topology.expect(n, "held ")).await;
-            let call = held["held ".len()..].to_owned();
+            let (n, call) = patient("held tool call", topology.hold_any()).await;
             let key = request_key(&call);
             if std::env::var_os("BRUTE_SCALE_TRACE").is_some() {
                 eprintln!("trace fault {fault:?} on s{n} at {call} ({key})");
@@ -118,6 +120,24 @@ pub async fn inject(
                 fault,
                 call: Some(call),
                 takeover: Some(answered.saturating_duration_since(at)),
+            }
+        }
+        Fault::KillMidStream => {
+            let seen = progress.first_items_seen();
+            let port = format!(":{}", topology.ports[n]);
+            patient(
+                "a stream's first item",
+                progress.first_item_from(&port, seen),
+            )
+            .await;
+            topology.signal(n, "KILL");
+            topology.reap(n).await;
+            topology.spawn(n, test);
+            patient("restart", topology.expect(n, "listening ")).await;
+            Injected {
+                fault,
+                call: None,
+                takeover: None,
             }
         }
         Fault::PgRestart => {

@@ -2,13 +2,14 @@
 //! [`SERVER`] set. It serves one agent (a scripted OpenAI-compatible model in the
 //! parent, two ledger tools, `gated` needing approval) on a `PostgresStore`, and
 //! talks to the parent through its standard streams: it prints `listening PORT`,
-//! `ledger KEY` after each tool execution is durable, `held KEY` when a held
-//! execution waits, `stopped` at the end; it reads `hold` (the next execution waits
-//! after recording itself) and `release` (that execution returns).
+//! `ledger KEY` after each tool execution is durable, `held HOLD KEY` when a held
+//! execution waits, `stopped` at the end; it reads `hold HOLD` (the next execution waits
+//! after recording itself), `unhold` (no longer) and `release` (a held execution
+//! returns).
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -45,8 +46,9 @@ pub const TOKEN: &str = "scale-token";
 
 /// This process's server name, set once at start.
 static NAME: OnceLock<String> = OnceLock::new();
-/// Whether the next tool execution waits for `release` after recording itself.
-static HOLD: AtomicBool = AtomicBool::new(false);
+/// The hold armed for the next tool execution (0: none): it waits for `release`
+/// after recording itself, and names the hold in its `held` line.
+static HOLD: AtomicU64 = AtomicU64::new(0);
 /// Wakes the held execution.
 static RELEASE: OnceLock<Notify> = OnceLock::new();
 
@@ -72,9 +74,11 @@ async fn record(key: &str, cx: &ToolContext) -> Result<String, ToolError> {
         });
     written.map_err(|e| ToolError::failed(format!("ledger {}: {e}", path.display())))?;
     say(&format!("ledger {key}"));
-    if HOLD.swap(false, Ordering::SeqCst) {
-        let release = RELEASE.get_or_init(Notify::new).notified();
-        say(&format!("held {key}"));
+    // Waiting before the hold is taken: a `release` right after it is not missed.
+    let release = RELEASE.get_or_init(Notify::new).notified();
+    let hold = HOLD.swap(0, Ordering::SeqCst);
+    if hold != 0 {
+        say(&format!("held {hold} {key}"));
         release.await;
     }
     Ok(format!("recorded {key}"))
@@ -119,7 +123,10 @@ pub fn serve(name: String) -> ! {
     std::thread::spawn(|| {
         for line in std::io::stdin().lock().lines() {
             match line.as_deref().map(str::trim) {
-                Ok("hold") => HOLD.store(true, Ordering::SeqCst),
+                Ok(hold) if hold.starts_with("hold ") => {
+                    HOLD.store(hold[5..].parse().unwrap_or(0), Ordering::SeqCst);
+                }
+                Ok("unhold") => HOLD.store(0, Ordering::SeqCst),
                 Ok("release") => RELEASE.get_or_init(Notify::new).notify_waiters(),
                 Ok(_) => {}
                 Err(_) => break,

@@ -69,8 +69,12 @@ pub struct Topology {
     lines: mpsc::UnboundedSender<Line>,
     /// How many tool executions the servers have announced.
     pub executions: watch::Receiver<usize>,
-    /// Control lines (`listening`, `held`, `stopped`) by server.
+    /// Control lines (`listening`, `stopped`) by server.
     control: Vec<mpsc::UnboundedReceiver<String>>,
+    /// The held executions: which server, which hold and call.
+    held: mpsc::UnboundedReceiver<(usize, String)>,
+    /// The holds armed so far.
+    holds: u64,
     model: tokio::task::JoinHandle<()>,
     model_base: String,
     config: Config,
@@ -111,6 +115,7 @@ impl Topology {
         let (model, model_base) = model_server().await;
         let (lines, mut incoming) = mpsc::unbounded_channel::<Line>();
         let (count, executions) = watch::channel(0usize);
+        let (held_tx, held) = mpsc::unbounded_channel();
         let mut senders = Vec::new();
         let mut control = Vec::new();
         for _ in 0..SERVERS {
@@ -122,7 +127,9 @@ impl Topology {
             while let Some((server, line)) = incoming.recv().await {
                 if line.starts_with("ledger ") {
                     count.send_modify(|n| *n += 1);
-                } else if ["listening ", "held ", "stopped"]
+                } else if let Some(key) = line.strip_prefix("held ") {
+                    let _ = held_tx.send((server, key.to_owned()));
+                } else if ["listening ", "stopped"]
                     .iter()
                     .any(|p| line.starts_with(p))
                 {
@@ -141,6 +148,8 @@ impl Topology {
             lines,
             executions,
             control,
+            held,
+            holds: 0,
             model,
             model_base,
             config,
@@ -257,6 +266,29 @@ impl Topology {
                 return line;
             }
         }
+    }
+
+    /// Arms a hold on every server and waits for the first to hold an execution;
+    /// the others are disarmed (and released, should one have held meanwhile). The
+    /// server and its held call.
+    pub async fn hold_any(&mut self) -> (usize, String) {
+        self.holds += 1;
+        let hold = self.holds.to_string();
+        for n in 0..SERVERS {
+            self.tell(n, &format!("hold {hold}"));
+        }
+        let (n, call) = loop {
+            let (n, line) = self.held.recv().await.expect("the servers talk");
+            // A line of an earlier hold, released already, is not this one.
+            if let Some(call) = line.strip_prefix(&format!("{hold} ")) {
+                break (n, call.to_owned());
+            }
+        };
+        for other in (0..SERVERS).filter(|o| *o != n) {
+            self.tell(other, "unhold");
+            self.tell(other, "release");
+        }
+        (n, call)
     }
 
     /// Writes a command line to server `n`.

@@ -50,10 +50,32 @@ pub struct Record {
 #[derive(Default)]
 pub struct Progress {
     pub answered: Mutex<HashMap<String, Instant>>,
+    /// The upstream of each answer's first part, in order.
+    pub first_items: Mutex<Vec<String>>,
     pub notify: Notify,
 }
 
 impl Progress {
+    /// Waits until an answer from `upstream` (an address) has its first part,
+    /// after the `seen`-th first part of the run.
+    pub async fn first_item_from(&self, upstream: &str, seen: usize) {
+        loop {
+            let notified = self.notify.notified();
+            let found = self.first_items.lock().unwrap()[seen..]
+                .iter()
+                .any(|u| u.ends_with(upstream));
+            if found {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// How many first parts have come so far.
+    pub fn first_items_seen(&self) -> usize {
+        self.first_items.lock().unwrap().len()
+    }
+
     /// Waits until the request with idempotency key `key` got its answer; when.
     pub async fn wait_for(&self, key: &str) -> Instant {
         loop {
@@ -240,7 +262,7 @@ async fn request(
         }
         match status {
             200 => {
-                let Ok(text) = response.text().await else {
+                let Some(text) = read(response, &upstream, progress).await else {
                     // Dropped mid-answer: the same key resumes or replays it.
                     continue;
                 };
@@ -297,6 +319,28 @@ async fn request(
         ATTEMPTS,
         now,
     )
+}
+
+/// The whole body of `response`, telling `progress` when its first part came from
+/// `upstream`; None when the connection dropped first.
+async fn read(
+    mut response: reqwest::Response,
+    upstream: &str,
+    progress: &Progress,
+) -> Option<String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.ok()? {
+        if body.is_empty() {
+            progress
+                .first_items
+                .lock()
+                .unwrap()
+                .push(upstream.to_owned());
+            progress.notify.notify_waiters();
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body).ok()
 }
 
 /// The outcome in an answer: one JSON object, or an SSE stream's `end` (None: the
