@@ -162,7 +162,10 @@ impl Topology {
             topology.spawn(server, test);
         }
         for server in 0..SERVERS {
-            let line = topology.expect(server, "listening ").await;
+            let listening = topology.expect(server, "listening ");
+            let line = tokio::time::timeout(Duration::from_secs(120), listening)
+                .await
+                .unwrap_or_else(|_| panic!("server s{server} did not start listening"));
             topology.ports[server] = line["listening ".len()..].parse().unwrap();
         }
         topology.start_nginx(&nginx_bin);
@@ -189,7 +192,8 @@ impl Topology {
             ),
         };
         let mut child = command
-            .args(["--exact", test, "--nocapture", "--test-threads=1"])
+            // `--include-ignored`: the figures test is ignored by default.
+            .args(["--exact", test, "--nocapture", "--include-ignored"])
             .env(server::SERVER, format!("s{n}"))
             .env(server::DATABASE, database)
             .env(server::MODEL, model)
