@@ -322,6 +322,9 @@ fn scale_a_broken_fence_fails_the_checker() {
     );
 }
 
+/// A case of the figures: its name, its faults, its configuration.
+type Case = (&'static str, &'static [(Fault, usize)], Config);
+
 /// The figures of BENCHMARKS.md: 1,000 sessions per run (`BRUTE_SCALE_SESSIONS`).
 #[test]
 #[ignore = "long: the figures of BENCHMARKS.md (cargo test -p brute-serve --test scale_out -- --ignored)"]
@@ -331,7 +334,7 @@ fn scale_figures() {
         netns: true,
         ..PLAIN
     };
-    let cases: [(&'static str, &[(Fault, usize)], Config); 5] = [
+    let cases: [Case; 5] = [
         ("none", &[], PLAIN),
         (
             "sigkill",

@@ -253,7 +253,7 @@ async fn impaired_copy(
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let lost = seed % 20 == 0;
+            let lost = seed.is_multiple_of(20);
             let at = Instant::now() + if lost { DELAY + RETRANSMIT } else { DELAY };
             last = last.max(at);
             if line.send((last, buf[..n].to_vec())).is_err() {
