@@ -113,6 +113,22 @@ fn clearing_the_rare_fields_gives_the_plain_message_back() {
     );
 }
 
+#[test]
+fn idempotency_keys_are_written_last_and_read_back_and_old_lines_have_none() {
+    let message = Message::user("go")
+        .with_idempotency_key("k1")
+        .with_idempotency_key("k1");
+    let line = serde_json::to_string(&message).unwrap();
+    assert_eq!(
+        line,
+        r#"{"role":"user","content":"go","idempotency_keys":["k1"]}"#
+    );
+    assert_eq!(serde_json::from_str::<Message>(&line).unwrap(), message);
+    let old: Message = serde_json::from_str(r#"{"role":"user","content":"go"}"#).unwrap();
+    assert!(old.idempotency_keys().is_empty());
+    assert_ne!(old, message);
+}
+
 /// A layout promise, not a timing: the common message (text, tool calls, the id a
 /// result answers) is what a transcript holds and moves, and the rare fields cost it
 /// one pointer. It was 152 bytes with every field in line.
@@ -246,6 +262,7 @@ fn message() -> impl Strategy<Value = Message> {
         proptest::option::of(".*"),
         prop::collection::vec(part(), 0..3),
         proptest::bool::ANY,
+        prop::collection::vec(".*", 0..3),
     )
         .prop_map(
             |(
@@ -257,6 +274,7 @@ fn message() -> impl Strategy<Value = Message> {
                 tool_call_id,
                 parts,
                 awaiting_approval,
+                keys,
             )| {
                 let mut message = Message::new(role, content);
                 message.set_reasoning(reasoning);
@@ -265,6 +283,9 @@ fn message() -> impl Strategy<Value = Message> {
                 message.tool_call_id = tool_call_id;
                 *message.parts_mut() = parts;
                 message.set_awaiting_approval(awaiting_approval);
+                for key in keys {
+                    message.add_idempotency_key(key);
+                }
                 message
             },
         )

@@ -116,11 +116,11 @@ async fn conformance<S: SessionStore>(store: &S) {
         [Message::user("summary"), Message::assistant("after")]
     );
     store.release(lease).await.unwrap();
-    // Tool calls and reasoning round-trip losslessly.
+    // Tool calls, reasoning and idempotency keys round-trip losslessly.
     let answer = Message::assistant("done").with_reasoning("thought");
     let rich = vec![
-        Message::user("go"),
-        echo_calls("c", &["a", "b"]),
+        Message::user("go").with_idempotency_key("turn-1"),
+        echo_calls("c", &["a", "b"]).with_idempotency_key(r#"["d-1","c-0","{}"]"#),
         Message::tool_result("c-0", "a"),
         Message::tool_result("c-1", "b"),
         answer,

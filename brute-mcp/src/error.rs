@@ -73,15 +73,46 @@ pub enum McpError {
         /// The `WWW-Authenticate` challenge it sent.
         challenge: String,
     },
-    /// Getting an OAuth token for a server that answered 401 failed: discovery,
-    /// registration, the authorization step or the token request.
-    #[error("MCP server `{server}`: 401 from {url}, and OAuth failed: {problem}")]
+    /// Getting an OAuth token for a server that asked for one (401, or 403 for more
+    /// scopes) failed: discovery, registration, the authorization step or the token
+    /// request.
+    #[error("MCP server `{server}`: {url} asked for OAuth, and it failed: {problem}")]
     OAuth {
         /// The server's name.
         server: String,
         /// Its URL.
         url: String,
         /// What failed, as the authorization server or rmcp said it.
+        problem: String,
+    },
+    /// An HTTP server refused a request with 401, or with 403 asking for more scopes:
+    /// after the handshake without [`OAuth`](crate::OAuth), or with OAuth when the
+    /// token got anew for the request was refused too (a request is sent again once,
+    /// and the client stops authorizing after three such refusals in a row).
+    #[error(
+        "MCP server `{server}`: {status} from {url}: {}",
+        refused_problem(*authorized, challenge)
+    )]
+    Refused {
+        /// The server's name.
+        server: String,
+        /// Its URL.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` challenge it sent.
+        challenge: String,
+        /// Whether the client had authorized anew for this request (or had given up
+        /// authorizing), with [`HttpServer::oauth`](crate::HttpServer::oauth).
+        authorized: bool,
+    },
+    /// The private key given to [`OAuth::private_key_jwt`](crate::OAuth::private_key_jwt)
+    /// cannot sign client assertions. The key itself is never shown.
+    #[error("OAuth client `{client_id}`: the private key for private_key_jwt: {problem}")]
+    BadKey {
+        /// The client's id.
+        client_id: String,
+        /// What is wrong with the key.
         problem: String,
     },
     /// An HTTP server's options are unusable: a header, a root certificate, the client.
@@ -100,6 +131,19 @@ pub enum McpError {
         /// What failed.
         problem: String,
     },
+}
+
+/// Why a refused request was not answered, in words.
+fn refused_problem(authorized: bool, challenge: &str) -> String {
+    if authorized {
+        format!(
+            "the server refused the client's token, also after it authorized anew (it asked: {challenge}); a refused request is sent again once with a new token, and after three such refusals in a row the client stops authorizing"
+        )
+    } else {
+        format!(
+            "the server refused the request (it asked: {challenge}); configure HttpServer::oauth to let the client authorize, or give a token with the scopes it needs with HttpServer::bearer"
+        )
+    }
 }
 
 /// What went wrong in a handshake, in words: rmcp's own message for a transport error

@@ -14,7 +14,7 @@ mod error;
 mod server;
 mod tls;
 
-pub use client::{HttpServer, McpCall, McpTools, OAuth};
+pub use client::{HttpServer, IdentityProvider, McpCall, McpTools, OAuth};
 pub use error::McpError;
 /// The MCP SDK this crate is built on, for its transports and models.
 pub use rmcp;

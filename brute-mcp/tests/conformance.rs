@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, run on
 //! Node 22 from `.ci/npm`) against brute's MCP server and client.
 //!
-//! OAuth: the client scenarios `auth/*` that need no person.
+//! OAuth: the client scenarios `auth/*`, all of which a client that no person
+//! attends can pass (the authorization step scripted).
 //!
 //! Server scenarios: a brute tool set with its root's files as resources and a
 //! prompt ([`ContentServer`]), on 127.0.0.1, probed by the suite. Client
@@ -61,6 +62,15 @@ const AUTH_SCENARIOS: &[&str] = &[
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    // The server asks for a token, then for more scopes, after the handshake: the
+    // client authorizes again mid-session and sends the request again.
+    "auth/scope-step-up",
+    // The server refuses every token: the client stops (and fails) within the
+    // suite's limit of three authorizations.
+    "auth/scope-retry-limit",
 ];
 
 fn npm_root() -> PathBuf {
@@ -85,8 +95,9 @@ fn suite() -> (PathBuf, PathBuf) {
 /// Runs one scenario of the suite (`arguments` name it) and checks its verdict: the
 /// suite exits with success, and every check it wrote to `checks.json` passed
 /// (`SUCCESS`, or `INFO` for what it only records); a warning or a failure fails the
-/// test with the suite's output.
-async fn run_scenario(arguments: &[&str]) {
+/// test with the suite's output. Returns the results directory (the client's
+/// `stderr.txt` is in it).
+async fn run_scenario(arguments: &[&str]) -> tempfile::TempDir {
     let (node, entry) = suite();
     let results = tempfile::tempdir().expect("a temporary directory");
     let output = tokio::process::Command::new(node)
@@ -121,6 +132,21 @@ async fn run_scenario(arguments: &[&str]) {
         "no check succeeded: {}",
         report()
     );
+    results
+}
+
+/// What the client wrote to stderr in the scenario whose results are in `directory`.
+fn client_stderr(directory: &Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(directory).expect("the results directory") {
+        let path = entry.expect("a result").path();
+        if path.is_dir() {
+            text.push_str(&client_stderr(&path));
+        } else if path.file_name().is_some_and(|n| n == "stderr.txt") {
+            text.push_str(&std::fs::read_to_string(&path).expect("stderr.txt is readable"));
+        }
+    }
+    text
 }
 
 /// Every check (id, status) in the `checks.json` files below `directory`.
@@ -178,6 +204,20 @@ async fn brutes_client_passes_the_client_scenarios() {
 async fn brutes_client_passes_the_oauth_scenarios() {
     let client = env!("CARGO_BIN_EXE_brute-mcp-conformance-client");
     for scenario in AUTH_SCENARIOS {
-        run_scenario(&["client", "--command", client, "--scenario", scenario]).await;
+        let results = run_scenario(&["client", "--command", client, "--scenario", scenario]).await;
+        if *scenario == "auth/scope-retry-limit" {
+            // The suite lets the client fail here; it must fail with the refusal in
+            // plain words, and never show the token it was refused (`test-token-...`).
+            let stderr = client_stderr(results.path());
+            assert!(
+                stderr.contains("403 from http://localhost")
+                    && stderr.contains("also after it authorized anew"),
+                "the client did not stop with McpError::Refused: {stderr}"
+            );
+            assert!(
+                !stderr.contains("test-token"),
+                "a token was shown: {stderr}"
+            );
+        }
     }
 }

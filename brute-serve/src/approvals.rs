@@ -106,8 +106,11 @@ pub(crate) async fn post(
             .await
             .map_err(|e| ApiError::store(&id, &e))?;
         let waits = pending_approvals(&history).iter().any(|c| c.id == call_id);
-        let mut resuming = false;
-        let env = match idempotency::stored_decision(&history, &key) {
+        let stored = idempotency::stored_decision(&history, &key);
+        // A key the session holds belongs to an attempt that got there first: while a
+        // turn holds the session, that is this decision's turn, still running.
+        let known = stored.is_some();
+        let env = match stored {
             Some(stored) if stored != record => return Err(idempotency::other_input(&key)),
             // The first attempt, or one that stored its key and died before applying
             // the decision (the call still waits: nothing of it ran).
@@ -116,10 +119,8 @@ pub(crate) async fn post(
                 env.extensions.insert(DecisionKey(record.clone()));
                 env
             }
-            None => {
-                pending(&history, &id, &call_id)?;
-                continue;
-            }
+            // Not waiting and never decided with this key: 404 `not_pending`.
+            None => return pending(&history, &id, &call_id).and(Err(ApiError::busy(&id))),
             Some(_) => match keyed_turn(&history, &record) {
                 Some((at, end, KeyedTurn::Finished | KeyedTurn::Paused)) => {
                     let items = idempotency::replay(&history, at, end);
@@ -128,7 +129,6 @@ pub(crate) async fn post(
                 _ => {
                     // Decided, and its turn died before its end: resumed on the stored
                     // messages (a call whose result is missing gets brute's repair).
-                    resuming = true;
                     let mut env = agent.env();
                     env.extensions.insert(SessionId(id.clone()));
                     env.extensions.insert(ResumeKeyed(record.clone()));
@@ -138,7 +138,7 @@ pub(crate) async fn post(
         };
         match runner::start(&shared, agent.clone(), env, &id, None).await {
             Ok(started) => return Ok(idempotency::running(started, json).await),
-            Err(e) if resuming && e.kind == "busy" => {
+            Err(e) if known && e.kind == "busy" => {
                 return Ok(idempotency::still_running(&id, &key));
             }
             Err(e) if idempotency::raced(&e) => last = Some(e),

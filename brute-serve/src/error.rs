@@ -131,8 +131,12 @@ impl ApiError {
         )
     }
 
-    /// The answer to a failed turn on session `id`.
+    /// The answer to a failed turn on session `id` (400 when the request's client tools
+    /// clash with the agent's own).
     pub fn turn(id: &str, error: &brute::Error) -> Self {
+        if let Some(e) = error.downcast_ref::<brute::tools::ClientToolClash>() {
+            return ApiError::invalid(format!("tools: {e}"));
+        }
         if let Some(e) = error.downcast_ref::<ApprovalError>() {
             return ApiError::new(
                 StatusCode::NOT_FOUND,

@@ -7,8 +7,8 @@
 //! retry with the key reads the session and finds how far the first attempt got
 //! ([`brute::session::keyed_turn`]): an ended (or paused) turn is answered again from
 //! the history without running anything; an unfinished one is resumed on the stored
-//! messages ([`ResumeKeyed`]) when its lease is free, and is a 409 while a live turn
-//! holds it. `SessionLog` checks under the lease that a retry never stores a prompt
+//! messages ([`brute::session::ResumeKeyed`]) when its lease is free, and is a 409
+//! while a live turn holds it. `SessionLog` checks under the lease that a retry never stores a prompt
 //! twice and never resumes a turn that ended meanwhile; the handlers then read the
 //! session again.
 

@@ -3,11 +3,11 @@
 //!
 //! The agent's event handlers (installed once, by [`attach`]) set the flag of the
 //! [`Sink`] that the request put in the turn env's extensions at every event inside
-//! the turn: `SessionLog` sits outside every loop, so any such event means the
-//! session's lease is held. The request polls the turn itself and reads the flag
-//! whenever the turn waits. A turn driven on a task of its own (A2A's stoppable turns)
-//! also gets a wake-up ([`Sink::waking`]) so that its request can wait for the mark.
-//! The items themselves come from [`brute::stream`].
+//! the turn but a loop's `Iteration`: `SessionLog` sits outside every loop, so any
+//! such event means the session's lease is held. The request polls the turn itself
+//! and reads the flag whenever the turn waits. A turn driven on a task of its own
+//! (A2A's stoppable turns) also gets a wake-up ([`Sink::waking`]) so that its request
+//! can wait for the mark. The items themselves come from [`brute::stream`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,7 +44,13 @@ impl Sink {
 /// [`Sink`] pay one lookup per event.
 pub(crate) fn attach<S: Handler<Env>>(agent: &mut Agent<S>) {
     for kind in EventKind::ALL {
-        if matches!(kind, EventKind::TurnStart | EventKind::TurnEnd) {
+        // A loop's `Iteration` comes before its first pass checks its input (a tool
+        // pipeline refuses client tools named like its own there): such a refusal is
+        // then the request's error, not a stream that fails.
+        if matches!(
+            kind,
+            EventKind::TurnStart | EventKind::TurnEnd | EventKind::Iteration
+        ) {
             continue;
         }
         agent.on(kind, |env, _event| {

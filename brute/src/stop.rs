@@ -78,7 +78,8 @@ impl StopReason {
 /// [`Agent::decide`](crate::Agent::decide) takes. Its serde form is the JSON an
 /// approval endpoint accepts: `{"decision":"approve"}`,
 /// `{"decision":"deny","reason":"not today"}`,
-/// `{"decision":"edit","arguments":{"command":"ls"}}`.
+/// `{"decision":"edit","arguments":{"command":"ls"}}`, and, for a call the client ran,
+/// `{"decision":"answer","content":"sunny"}`.
 ///
 /// ```
 /// use brute::stream::Verdict;
@@ -102,6 +103,15 @@ pub enum Verdict {
     Edit {
         /// The arguments to run the call with.
         arguments: Value,
+    },
+    /// The call ran on the client (a tool named by
+    /// [`ClientTools`](crate::tools::ClientTools) in the turn's env): `content` is its
+    /// result, stored as the call's result (hidden secrets and long outputs cut as for
+    /// any result) without running anything. Refused
+    /// ([`ApprovalError::NotClientTool`]) for a call of the agent's own tools.
+    Answer {
+        /// What the tool returned.
+        content: String,
     },
 }
 
@@ -150,6 +160,17 @@ pub enum ApprovalError {
     NotApplied {
         /// The id given.
         call_id: String,
+    },
+    /// A result ([`Verdict::Answer`]) for a call that is not of a tool the client
+    /// runs: the agent's own calls run on the server, or are denied, never answered.
+    #[error(
+        "tool call `{call_id}` calls `{tool}`, which is not a tool the client runs: only such a call takes a result from the client"
+    )]
+    NotClientTool {
+        /// The id given.
+        call_id: String,
+        /// The tool the call names.
+        tool: String,
     },
 }
 

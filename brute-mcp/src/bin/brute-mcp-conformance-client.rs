@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use brute::ToolCall;
 use brute::tools::{PreparedCall, ToolContext, ToolSet};
-use brute_mcp::{HttpServer, McpTools, OAuth};
+use brute_mcp::{HttpServer, IdentityProvider, McpTools, OAuth};
 use serde_json::{Value, json};
 
 /// The calls a scenario expects of a client once it is connected: tool and arguments.
@@ -22,6 +22,8 @@ fn calls(scenario: &str) -> Vec<(&'static str, Value)> {
     match scenario {
         "tools_call" => vec![("add_numbers", json!({"a": 5, "b": 3}))],
         "sse-retry" => vec![("test_reconnection", json!({}))],
+        // The server asks for more scopes on `tools/call` than on `tools/list`.
+        "auth/scope-step-up" => vec![("test-tool", json!({}))],
         _ => Vec::new(),
     }
 }
@@ -50,30 +52,54 @@ async fn follow_authorization(url: String) -> Result<String, String> {
 }
 
 /// The OAuth settings of an `auth/*` scenario, from its context.
-fn oauth(scenario: &str) -> Option<OAuth> {
+fn oauth(scenario: &str) -> Result<Option<OAuth>, String> {
     if !scenario.starts_with("auth/") {
-        return None;
+        return Ok(None);
     }
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
     let field = |name: &str| context[name].as_str().map(str::to_string);
-    if scenario == "auth/client-credentials-basic"
-        && let (Some(id), Some(secret)) = (field("client_id"), field("client_secret"))
-    {
-        return Some(OAuth::client_credentials(id, secret));
+    let needed =
+        |name: &str| field(name).ok_or_else(|| format!("the scenario's context has no `{name}`"));
+    match scenario {
+        "auth/client-credentials-basic" => {
+            return Ok(Some(OAuth::client_credentials(
+                needed("client_id")?,
+                needed("client_secret")?,
+            )));
+        }
+        "auth/client-credentials-jwt" => {
+            let oauth = OAuth::private_key_jwt(needed("client_id")?, &needed("private_key_pem")?)
+                .map_err(|e| e.to_string())?;
+            return Ok(Some(oauth));
+        }
+        "auth/cross-app-access-complete-flow" => {
+            let idp = IdentityProvider::new(
+                needed("idp_issuer")?,
+                needed("idp_token_endpoint")?,
+                needed("idp_client_id")?,
+            );
+            return Ok(Some(OAuth::cross_app_access(
+                idp,
+                needed("idp_id_token")?,
+                needed("client_id")?,
+                needed("client_secret")?,
+            )));
+        }
+        _ => {}
     }
     let flow = OAuth::authorization_code(REDIRECT_URI, follow_authorization);
-    Some(match field("client_id") {
+    Ok(Some(match field("client_id") {
         Some(id) => flow.registered(id, field("client_secret")),
         None => flow.metadata_document(METADATA_DOCUMENT),
-    })
+    }))
 }
 
 async fn run(url: String, scenario: &str) -> Result<(), String> {
     let mut server = HttpServer::new(url);
-    if let Some(oauth) = oauth(scenario) {
+    if let Some(oauth) = oauth(scenario)? {
         server = server.oauth(oauth);
     }
     let tools = McpTools::http_with("conformance", server)

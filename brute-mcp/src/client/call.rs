@@ -13,12 +13,16 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
+use super::http::{Endpoint, Refusal};
+
 /// A checked call of one of an [`McpTools`](crate::McpTools) server's tools, as
 /// [`ToolSet::prepare`](brute::tools::ToolSet::prepare) returns it. Running it sends
 /// `tools/call`; dropping the running call (a timeout, a cancelled turn) tells the
 /// server the request is cancelled.
 pub struct McpCall {
     pub(crate) server: Arc<str>,
+    /// The HTTP address, for the error of a refused call.
+    pub(crate) endpoint: Option<Arc<Endpoint>>,
     pub(crate) peer: Peer<RoleClient>,
     pub(crate) tool: String,
     pub(crate) arguments: JsonObject,
@@ -51,7 +55,15 @@ impl PreparedCall for McpCall {
         let params = CallToolRequestParams::new(self.tool.clone()).with_arguments(self.arguments);
         match self.peer.call_tool(params).await {
             Ok(result) => output(result),
-            Err(error) => Err(ToolError::failed(service_error(&self.server, &error))),
+            Err(error) => {
+                if let Some(endpoint) = &self.endpoint
+                    && let Some(refusal) = Refusal::of(&error)
+                {
+                    let error = refusal.error(&self.server, endpoint, false);
+                    return Err(ToolError::failed(error.to_string()));
+                }
+                Err(ToolError::failed(service_error(&self.server, &error)))
+            }
         }
     }
 }

@@ -8,11 +8,12 @@ use std::time::Duration;
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::redirect::{Attempt, Policy};
 use rmcp::service::ClientInitializeError;
+use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
-    AuthRequiredError, StreamableHttpClientTransportConfig,
+    AuthRequiredError, InsufficientScopeError, StreamableHttpClientTransportConfig,
 };
 
-use super::oauth::OAuth;
+use super::oauth::{Clients, OAuth};
 use crate::error::McpError;
 
 /// Most redirects one request follows.
@@ -62,9 +63,11 @@ impl HttpServer {
         self
     }
 
-    /// Gets a token with `oauth` when the server answers the handshake with 401 (and
-    /// asks for it with `WWW-Authenticate`), then connects again with it. Without
-    /// this, such a server gives [`McpError::AuthRequired`].
+    /// Gets a token with `oauth` when the server asks for one with 401 and a
+    /// `WWW-Authenticate` challenge, or for more scopes with 403, at the handshake or
+    /// on any later request, then sends that request again (once). Without this, such
+    /// a handshake gives [`McpError::AuthRequired`], and a later refusal
+    /// [`McpError::Refused`].
     pub fn oauth(mut self, oauth: OAuth) -> Self {
         self.oauth = Some(oauth);
         self
@@ -105,32 +108,32 @@ impl HttpServer {
         &self.url
     }
 
-    /// What the rmcp transport is made of: a reqwest client with these roots, the
-    /// transport's configuration with these headers, and the OAuth settings. The client
-    /// is used again to find out why a handshake failed ([`why_unreachable`]) and for
-    /// OAuth.
+    /// What the rmcp transport is made of: reqwest clients with these roots (one
+    /// following same-origin redirects, one following none), the transport's
+    /// configuration with these headers, and the OAuth settings. The first client
+    /// is used again to find out why a handshake failed ([`why_unreachable`]); both
+    /// serve OAuth.
     pub(super) fn parts(
         self,
-    ) -> Result<
-        (
-            reqwest::Client,
-            StreamableHttpClientTransportConfig,
-            Option<OAuth>,
-        ),
-        McpError,
-    > {
+    ) -> Result<(Clients, StreamableHttpClientTransportConfig, Option<OAuth>), McpError> {
         crate::tls::ensure_crypto_provider();
-        let client = reqwest::Client::builder()
-            // As rmcp's own client: a half-read response left in the pool stalls the
-            // next request on Linux's delayed ACK.
-            .pool_max_idle_per_host(0)
-            .redirect(Policy::custom(same_origin))
-            .tls_certs_merge(self.roots)
-            .build()
-            .map_err(|e| McpError::Http {
-                url: self.url.to_string(),
-                problem: format!("cannot build the HTTP client: {e}"),
-            })?;
+        let build = |policy: Policy| {
+            reqwest::Client::builder()
+                // As rmcp's own client: a half-read response left in the pool stalls
+                // the next request on Linux's delayed ACK.
+                .pool_max_idle_per_host(0)
+                .redirect(policy)
+                .tls_certs_merge(self.roots.clone())
+                .build()
+                .map_err(|e| McpError::Http {
+                    url: self.url.to_string(),
+                    problem: format!("cannot build the HTTP client: {e}"),
+                })
+        };
+        let client = Clients {
+            follow: build(Policy::custom(same_origin))?,
+            direct: build(Policy::none())?,
+        };
         let mut config =
             StreamableHttpClientTransportConfig::with_uri(self.url).custom_headers(self.headers);
         if let Some(token) = self.bearer {
@@ -140,21 +143,94 @@ impl HttpServer {
     }
 }
 
-/// The `WWW-Authenticate` challenge of a handshake the server refused with 401, if
-/// that is why it failed (rmcp reports it as "Auth required" several errors deep).
-pub(super) fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
-    let ClientInitializeError::TransportError { error, .. } = error else {
-        return None;
-    };
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
-    while let Some(current) = cause {
-        // `StreamableHttpError::AuthRequired` has it as its source, so the walk finds it.
-        if let Some(auth) = current.downcast_ref::<AuthRequiredError>() {
-            return Some(auth.www_authenticate_header.clone());
+/// Why a request to an HTTP server was refused, found in an error from rmcp (which
+/// reports it several errors deep, below its transport's type).
+pub(super) enum Refusal {
+    /// The server answered 401 or 403 with this `WWW-Authenticate` challenge.
+    Challenged {
+        /// 401 or 403.
+        status: u16,
+        /// The challenge.
+        challenge: String,
+    },
+    /// Getting a token failed, for this reason.
+    OAuth(String),
+}
+
+impl Refusal {
+    /// Finds why `error` is an auth refusal, if it is one.
+    pub(super) fn of(error: &(dyn std::error::Error + 'static)) -> Option<Refusal> {
+        // A failed handshake does not name its transport error as its source.
+        let start: &(dyn std::error::Error + 'static) =
+            match error.downcast_ref::<ClientInitializeError>() {
+                Some(ClientInitializeError::TransportError { error, .. }) => error,
+                _ => error,
+            };
+        let mut cause = Some(start);
+        while let Some(current) = cause {
+            // `StreamableHttpError::AuthRequired` and the others have these as their
+            // source, so the walk finds them.
+            if let Some(auth) = current.downcast_ref::<AuthRequiredError>() {
+                return Some(Refusal::Challenged {
+                    status: 401,
+                    challenge: auth.www_authenticate_header.clone(),
+                });
+            }
+            if let Some(scope) = current.downcast_ref::<InsufficientScopeError>() {
+                return Some(Refusal::Challenged {
+                    status: 403,
+                    challenge: scope.www_authenticate_header.clone(),
+                });
+            }
+            if let Some(auth) = current.downcast_ref::<AuthError>() {
+                return Some(Refusal::OAuth(match auth {
+                    AuthError::AuthorizationFailed(problem) => problem.clone(),
+                    other => other.to_string(),
+                }));
+            }
+            cause = current.source();
         }
-        cause = current.source();
+        None
     }
-    None
+
+    /// The error of `server` at `endpoint` for this refusal; `handshake` says it
+    /// refused the handshake (where a 401 without OAuth is [`McpError::AuthRequired`]).
+    pub(super) fn error(self, server: &str, endpoint: &Endpoint, handshake: bool) -> McpError {
+        let server = server.to_string();
+        let url = endpoint.url.to_string();
+        match self {
+            Refusal::OAuth(problem) => McpError::OAuth {
+                server,
+                url,
+                problem,
+            },
+            Refusal::Challenged {
+                status: 401,
+                challenge,
+            } if handshake && !endpoint.oauth => McpError::AuthRequired {
+                server,
+                url,
+                challenge,
+            },
+            Refusal::Challenged { status, challenge } => McpError::Refused {
+                server,
+                url,
+                status,
+                challenge,
+                authorized: endpoint.oauth,
+            },
+        }
+    }
+}
+
+/// Where an HTTP connection goes, and whether it authorizes with OAuth: what the
+/// error of a refused request names.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    /// The server's URL.
+    pub(crate) url: Arc<str>,
+    /// Whether [`HttpServer::oauth`] was configured.
+    pub(crate) oauth: bool,
 }
 
 /// Why `url` cannot be reached at all, with every cause, or `None` when it answers.

@@ -1,7 +1,11 @@
 //! MCP client tools: the tools of an MCP server as a brute [`ToolSet`].
 
+mod authorized;
 mod call;
+mod enterprise;
 mod http;
+mod jwt;
+mod legacy;
 mod oauth;
 mod process;
 mod watch;
@@ -16,15 +20,17 @@ use brute::tools::{ToolError, ToolSet};
 use rmcp::ServiceExt;
 use rmcp::model::Tool as McpTool;
 use rmcp::service::{Peer, RoleClient, RunningService};
-use rmcp::transport::auth::AuthClient;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use serde_json::Value;
 
 pub use call::McpCall;
+pub use enterprise::IdentityProvider;
 pub use http::HttpServer;
 pub use oauth::OAuth;
 
 use crate::error::McpError;
+use authorized::Authorized;
+use http::{Endpoint, Refusal};
 use process::KillGroup;
 use watch::Listener;
 
@@ -78,6 +84,9 @@ struct Inner {
 /// What the connection and the notification handler share.
 pub(crate) struct State {
     pub(crate) server: Arc<str>,
+    /// The HTTP address, for the error of a refused request; `None` for other
+    /// transports.
+    pub(crate) endpoint: Option<Arc<Endpoint>>,
     listing: RwLock<Listing>,
     revision: AtomicU64,
     /// Every tool name seen, never removed, so that [`ToolSet::names`] can lend them.
@@ -106,7 +115,7 @@ impl McpTools {
     ) -> Result<Self, McpError> {
         let server = server.into();
         let (transport, group) = process::spawn(&server, command)?;
-        Self::start(server, transport, Some(group)).await
+        Self::start(server, transport, Some(group), None).await
     }
 
     /// Connects to the MCP server at `url` over streamable HTTP (or HTTPS, verified
@@ -123,32 +132,28 @@ impl McpTools {
     pub async fn http_with(server: impl Into<String>, http: HttpServer) -> Result<Self, McpError> {
         let server = server.into();
         let url = http.url().to_string();
-        let (client, config, oauth) = http.parts()?;
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
-        match Self::start(server.clone(), transport, None).await {
-            Err(McpError::Initialize { source, .. })
-                if let Some(challenge) = http::auth_challenge(&source) =>
-            {
-                let Some(oauth) = oauth else {
-                    return Err(McpError::AuthRequired {
-                        server,
-                        url,
-                        challenge,
-                    });
-                };
-                let manager = match oauth.authorize(&url, &challenge, client.clone()).await {
-                    Ok(manager) => manager,
-                    Err(problem) => {
-                        return Err(McpError::OAuth {
-                            server,
-                            url,
-                            problem,
-                        });
-                    }
-                };
-                let authorized = AuthClient::new(client, manager);
+        let (clients, config, oauth) = http.parts()?;
+        let client = clients.follow.clone();
+        let endpoint = Arc::new(Endpoint {
+            url: url.as_str().into(),
+            oauth: oauth.is_some(),
+        });
+        let started = match oauth {
+            Some(oauth) => {
+                let authorized = Authorized::new(&url, oauth, clients);
                 let transport = StreamableHttpClientTransport::with_client(authorized, config);
-                Self::start(server, transport, None).await
+                Self::start(server.clone(), transport, None, Some(endpoint.clone())).await
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+                Self::start(server.clone(), transport, None, Some(endpoint.clone())).await
+            }
+        };
+        match started {
+            Err(McpError::Initialize { source, .. })
+                if let Some(refusal) = Refusal::of(&*source) =>
+            {
+                Err(refusal.error(&server, &endpoint, true))
             }
             Err(McpError::Initialize { .. })
                 if let Some(problem) = http::why_unreachable(&client, &url).await =>
@@ -170,13 +175,14 @@ impl McpTools {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        Self::start(server.into(), transport, None).await
+        Self::start(server.into(), transport, None, None).await
     }
 
     async fn start<T, E, A>(
         server: String,
         transport: T,
         group: Option<KillGroup>,
+        endpoint: Option<Arc<Endpoint>>,
     ) -> Result<Self, McpError>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -184,6 +190,7 @@ impl McpTools {
     {
         let state = Arc::new(State {
             server: server.as_str().into(),
+            endpoint,
             listing: RwLock::new(Listing::default()),
             revision: AtomicU64::new(0),
             names: boxcar::Vec::new(),
@@ -268,12 +275,17 @@ impl std::fmt::Debug for McpTools {
 
 /// Lists every tool of the server (following pagination).
 pub(crate) async fn list(state: &State, peer: &Peer<RoleClient>) -> Result<Vec<McpTool>, McpError> {
-    peer.list_all_tools()
-        .await
-        .map_err(|source| McpError::List {
+    peer.list_all_tools().await.map_err(|source| {
+        if let Some(endpoint) = &state.endpoint
+            && let Some(refusal) = Refusal::of(&source)
+        {
+            return refusal.error(&state.server, endpoint, false);
+        }
+        McpError::List {
             server: state.server.to_string(),
             source,
-        })
+        }
+    })
 }
 
 impl State {
@@ -358,6 +370,7 @@ impl ToolSet for McpTools {
         Some(
             call::arguments(call, &entry.spec.parameters).map(|arguments| McpCall {
                 server: self.inner.state.server.clone(),
+                endpoint: self.inner.state.endpoint.clone(),
                 peer: self.inner.service.peer().clone(),
                 tool: call.name.clone(),
                 arguments,

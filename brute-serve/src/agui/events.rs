@@ -1,11 +1,15 @@
 //! A turn's items as AG-UI events: streamed text is an assistant text message
 //! (start, content, end), each tool call of a reply is `TOOL_CALL_START` / `ARGS` /
 //! `END`, a server tool's result is `TOOL_CALL_RESULT`, and the turn's end is
-//! `RUN_FINISHED` (its outcome `success`, or `interrupt` for calls waiting for
+//! `RUN_FINISHED` (its outcome `success`, naming in `pendingToolCallIds` the
+//! front-end calls left for the client, or `interrupt` for calls waiting for
 //! approval) or `RUN_ERROR`.
 
-use brute::Message;
+use std::collections::{HashMap, HashSet};
+
 use brute::stream::{TurnItem, TurnResult};
+use brute::tools::ClientTools;
+use brute::{Message, ToolCall};
 use serde_json::json;
 
 use super::wire::AguiEvent;
@@ -19,17 +23,50 @@ pub(crate) struct Progress {
     message_id: String,
     /// Whether that message's `TEXT_MESSAGE_START` was sent and its end not yet.
     open: bool,
+    /// The front-end tools of the run.
+    client: ClientTools,
+    /// The tool each call seen names, by call id.
+    tools: HashMap<String, String>,
+    /// The front-end calls the run's input answered: the client has their results.
+    answered: HashSet<String>,
 }
 
 impl Progress {
-    /// The progress of run `run_id` of thread `thread_id`.
-    pub(crate) fn new(thread_id: String, run_id: String) -> Progress {
+    /// The progress of run `run_id` of thread `thread_id`, whose front-end tools are
+    /// `client`.
+    pub(crate) fn new(thread_id: String, run_id: String, client: ClientTools) -> Progress {
         Progress {
             thread_id,
             run_id,
             message_id: unique_id("msg"),
             open: false,
+            client,
+            tools: HashMap::new(),
+            answered: HashSet::new(),
         }
+    }
+
+    /// Notes `call`, made before this run (a call the thread waits for).
+    pub(crate) fn saw(&mut self, call: &ToolCall) {
+        self.tools.insert(call.id.clone(), call.name.clone());
+    }
+
+    /// Notes that the run's input answers call `id`: its result is not sent back.
+    pub(crate) fn answered(&mut self, id: &str) {
+        self.answered.insert(id.to_owned());
+    }
+
+    /// The run's error event: `message`, `code`.
+    pub(crate) fn error(message: String, code: &str) -> AguiEvent {
+        AguiEvent::RunError {
+            message,
+            code: code.to_owned(),
+        }
+    }
+
+    /// The thread of the run.
+    pub(crate) fn thread(&self) -> &str {
+        &self.thread_id
     }
 
     /// The run's first event.
@@ -57,7 +94,7 @@ impl Progress {
             TurnItem::Retry { .. } => self.close(&mut out),
             TurnItem::ToolResult {
                 call_id, content, ..
-            } => out.push(AguiEvent::ToolCallResult {
+            } if !self.answered.contains(call_id) => out.push(AguiEvent::ToolCallResult {
                 message_id: unique_id("tool"),
                 tool_call_id: call_id.clone(),
                 content: content.clone(),
@@ -105,6 +142,7 @@ impl Progress {
         let parent = self.message_id.clone();
         self.close(out);
         for call in &message.tool_calls {
+            self.tools.insert(call.id.clone(), call.name.clone());
             out.push(AguiEvent::ToolCallStart {
                 tool_call_id: call.id.clone(),
                 tool_call_name: call.name.clone(),
@@ -130,7 +168,17 @@ impl Progress {
         match result {
             TurnResult::Completed { .. } => finished(json!({"type": "success"})),
             TurnResult::Paused { pending } => {
-                let interrupts: Vec<_> = pending
+                // Calls of front-end tools wait for the client's next run; the others
+                // for a person's decision.
+                let (front, asked): (Vec<&String>, Vec<&String>) = pending.iter().partition(|id| {
+                    self.tools
+                        .get(id.as_str())
+                        .is_some_and(|tool| self.client.contains(tool))
+                });
+                if asked.is_empty() {
+                    return finished(json!({"type": "success", "pendingToolCallIds": front}));
+                }
+                let interrupts: Vec<_> = asked
                     .iter()
                     .map(|id| {
                         json!({
@@ -146,18 +194,16 @@ impl Progress {
                     .collect();
                 finished(json!({"type": "interrupt", "interrupts": interrupts}))
             }
-            TurnResult::Failed { error } => AguiEvent::RunError {
-                message: format!("the turn failed: {error}"),
-                code: "turn_failed".to_owned(),
-            },
-            TurnResult::Exited { reason } => AguiEvent::RunError {
-                message: format!("the turn ended early: {reason}"),
-                code: "turn_exited".to_owned(),
-            },
-            _ => AguiEvent::RunError {
-                message: "the turn ended without a final answer".to_owned(),
-                code: "turn_unfinished".to_owned(),
-            },
+            TurnResult::Failed { error } => {
+                Progress::error(format!("the turn failed: {error}"), "turn_failed")
+            }
+            TurnResult::Exited { reason } => {
+                Progress::error(format!("the turn ended early: {reason}"), "turn_exited")
+            }
+            _ => Progress::error(
+                "the turn ended without a final answer".to_owned(),
+                "turn_unfinished",
+            ),
         }
     }
 }
@@ -181,7 +227,7 @@ mod tests {
 
     #[test]
     fn a_reply_that_did_not_stream_is_one_whole_message_then_its_calls() {
-        let mut progress = Progress::new("t".into(), "r".into());
+        let mut progress = Progress::new("t".into(), "r".into(), ClientTools::default());
         let message = Message::tool_calls(
             "let me look",
             vec![ToolCall::new("c1", "read", json!({"path": "a"}))],
@@ -202,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_streamed_reply_is_not_repeated() {
-        let mut progress = Progress::new("t".into(), "r".into());
+        let mut progress = Progress::new("t".into(), "r".into(), ClientTools::default());
         let mut events = progress.events(&TurnItem::ContentDelta { text: "hi".into() });
         events.extend(progress.events(&TurnItem::Message {
             message: Message::assistant("hi"),

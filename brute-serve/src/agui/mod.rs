@@ -7,19 +7,27 @@
 //! | `POST /agui`, `POST /agui/{agent}` | `RunAgentInput` in (behind the server's auth), AG-UI events out |
 //!
 //! - `threadId` is the session id: the session keeps the conversation, so of the
-//!   input's `messages` only the last, the user's new message (text, or text parts),
-//!   is read; `context` entries are appended to it under a heading.
+//!   input's `messages` only the new input at the end is read: the user's new message
+//!   (text, or text parts), with the `context` entries appended under a heading; or
+//!   the `tool` messages that answer front-end calls (below).
 //! - The events: `RUN_STARTED`; each model pass's text as `TEXT_MESSAGE_START` /
 //!   `CONTENT` / `END`; each tool call of a reply as `TOOL_CALL_START` / `ARGS` /
 //!   `END` and, for the agent's own tools, which run on the server, its
-//!   `TOOL_CALL_RESULT`; then `RUN_FINISHED` (outcome `success`, or `interrupt` with
-//!   one interrupt per call that waits for approval, decided through
+//!   `TOOL_CALL_RESULT`; then `RUN_FINISHED` (outcome `success`, naming the front-end
+//!   calls left to the client in `pendingToolCallIds`, or `interrupt` with one
+//!   interrupt per call that waits for approval, decided through
 //!   `POST /v1/sessions/{threadId}/approvals/{toolCallId}`) or `RUN_ERROR`.
+//! - Front-end tools (`tools` in the input; `frontend.rs`) are offered to the model
+//!   beside the agent's own and run by the client: a call to one pauses the turn
+//!   durably (the session holds it, as an approval pause), the run finishes, and the
+//!   next run's `tool` message resumes the turn with the result, stored once. A
+//!   result for a call that does not wait for one is a `RUN_ERROR` (`not_pending`);
+//!   a front-end tool named like one of the agent's own is a `400`.
 //! - A session that another turn holds is `409` before any event; a bad input is
-//!   `400`. Front-end tools (`tools` in the input) are refused with `400` for now:
-//!   brute's tool pipeline has no way yet to leave a call to the client.
+//!   `400`.
 
 mod events;
+mod frontend;
 pub(crate) mod wire;
 
 use std::convert::Infallible;
@@ -32,14 +40,15 @@ use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use brute::Message;
 use brute::session::SessionId;
+use brute::{BoxAgent, Message};
 use futures_util::StreamExt;
 
 use crate::error::{ApiError, parse};
 use crate::runner;
 use crate::state::Shared;
 use events::Progress;
+use frontend::{Answer, FrontEnd};
 use wire::{AguiEvent, RunAgentInput};
 
 /// The AG-UI routes, for the authenticated part of the server.
@@ -101,19 +110,82 @@ async fn run(shared: &Shared, agent: Option<&str>, body: &[u8]) -> Result<Respon
     let input: RunAgentInput = parse(body)?;
     crate::session_id::check(&input.thread_id)
         .map_err(|e| ApiError::invalid(format!("threadId: {e}")))?;
-    if !input.tools.is_empty() {
-        return Err(ApiError::invalid(format!(
-            "tools: this server cannot run front-end tools yet ({} given); send the run without them",
-            input.tools.len()
-        )));
+    let front = FrontEnd::of(&input.tools)?;
+    let agent = shared.agent(agent)?.clone();
+    let thread = input.thread_id.clone();
+    let mut progress = Progress::new(thread.clone(), input.run_id.clone(), front.client().clone());
+    if input.messages.last().is_some_and(|m| m.role == "tool") {
+        let answers =
+            match frontend::answers(shared, &thread, &input.messages, &front, &mut progress).await?
+            {
+                Ok(answers) => answers,
+                Err(refusal) => return Ok(refused(progress, refusal)),
+            };
+        return resume(shared, agent, &front, &answers, progress).await;
     }
     let text = user_input(&input)?;
-    let agent = shared.agent(agent)?.clone();
     let mut env = agent.env();
-    env.extensions.insert(SessionId(input.thread_id.clone()));
+    env.extensions.insert(SessionId(thread.clone()));
+    front.install(&mut env);
     env.messages.push(Message::user(text));
-    let started = runner::start(shared, agent, env, &input.thread_id, None).await?;
-    let mut progress = Progress::new(input.thread_id, input.run_id);
+    let started = runner::start(shared, agent, env, &thread, None).await?;
+    Ok(stream(progress, started))
+}
+
+/// Stores the client's `answers` to the thread's front-end calls, one resumed turn
+/// each (a turn takes one decision), and streams the last one, which goes on once no
+/// call waits. A call that stopped waiting in between (another run answered it) is a
+/// `RUN_ERROR`.
+async fn resume(
+    shared: &Shared,
+    agent: Arc<BoxAgent>,
+    front: &FrontEnd,
+    answers: &[Answer],
+    progress: Progress,
+) -> Result<Response, ApiError> {
+    let thread = progress.thread().to_owned();
+    let Some((last, before)) = answers.split_last() else {
+        return Ok(refused(progress, "no front-end call to answer".to_owned()));
+    };
+    for answer in before {
+        let env = frontend::resumed(agent.env(), &thread, front, answer);
+        let turn = tokio::time::timeout(shared.timeout, agent.turn(env))
+            .await
+            .map_err(|_| {
+                ApiError::timeout(&format!("the turn of session `{thread}`"), shared.timeout)
+            })?;
+        if let Err(e) = turn {
+            let error = ApiError::turn(&thread, &e);
+            return not_pending(progress, error);
+        }
+    }
+    let env = frontend::resumed(agent.env(), &thread, front, last);
+    match runner::start(shared, agent, env, &thread, None).await {
+        Ok(started) => Ok(stream(progress, started)),
+        Err(error) => not_pending(progress, error),
+    }
+}
+
+/// The run's answer to a turn that could not start: a refused answer (`not_pending`)
+/// as a `RUN_ERROR`, any other error as the server's JSON error.
+fn not_pending(progress: Progress, error: ApiError) -> Result<Response, ApiError> {
+    if error.kind == "not_pending" {
+        return Ok(refused(progress, error.message));
+    }
+    Err(error)
+}
+
+/// A run that refuses its input after it started: `RUN_STARTED`, then `RUN_ERROR`
+/// saying why (code `not_pending`).
+fn refused(progress: Progress, why: String) -> Response {
+    let events = [progress.started(), Progress::error(why, "not_pending")];
+    let events =
+        futures_util::stream::iter(events).map(|event| Ok::<_, Infallible>(sse_event(&event)));
+    Sse::new(events).into_response()
+}
+
+/// The SSE response of a started turn: `RUN_STARTED`, then the turn's events.
+fn stream(mut progress: Progress, started: runner::Started) -> Response {
     let first = progress.started();
     let rest = started
         .items()
@@ -121,9 +193,9 @@ async fn run(shared: &Shared, agent: Option<&str>, body: &[u8]) -> Result<Respon
     let events = futures_util::stream::once(async { first })
         .chain(rest)
         .map(|event| Ok::<_, Infallible>(sse_event(&event)));
-    Ok(Sse::new(events)
+    Sse::new(events)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response())
+        .into_response()
 }
 
 /// The new user message of the run: the last message's text, with the context.
@@ -134,7 +206,7 @@ fn user_input(input: &RunAgentInput) -> Result<String, ApiError> {
     let last = &input.messages[index];
     if last.role != "user" {
         return Err(ApiError::invalid(format!(
-            "messages[{index}]: a `{}` message; the last message must be the user's new input (the thread `{}` keeps the rest)",
+            "messages[{index}]: a `{}` message; the last message must be the user's new input, or a `tool` message answering a front-end tool call (the thread `{}` keeps the rest)",
             last.role,
             crate::session_id::shown(&input.thread_id)
         )));

@@ -21,14 +21,15 @@ pub(crate) struct RunAgentInput {
     pub(crate) thread_id: String,
     /// The client's id of this run, echoed in `RUN_STARTED` and `RUN_FINISHED`.
     pub(crate) run_id: String,
-    /// The thread's messages as the client holds them; the last one, the new input,
-    /// must be the user's, in text.
+    /// The thread's messages as the client holds them; the new input at the end:
+    /// the user's message, in text, or the `tool` messages answering the front-end
+    /// tool calls the thread waits for.
     #[schema(min_items = 1)]
     pub(crate) messages: Vec<InputMessage>,
-    /// Tools the front end offers (not supported yet: see the module docs).
+    /// Tools the front end runs: offered to the model next to the agent's own; a
+    /// call to one ends the run with the thread waiting for its result.
     #[serde(default)]
-    #[schema(value_type = Vec<Value>, max_items = 0)]
-    pub(crate) tools: Vec<Value>,
+    pub(crate) tools: Vec<FrontEndTool>,
     /// The client's state; this server's agents keep none to show.
     #[serde(default)]
     #[allow(dead_code)]
@@ -55,6 +56,28 @@ pub(crate) struct InputMessage {
     #[serde(default)]
     #[schema(value_type = Option<Value>)]
     pub(crate) content: Option<Value>,
+    /// Of a `tool` message: the call it answers.
+    #[serde(default)]
+    pub(crate) tool_call_id: Option<String>,
+    /// Of a `tool` message: the tool's failure, if it failed.
+    #[serde(default)]
+    pub(crate) error: Option<String>,
+}
+
+/// A tool the front end runs (AG-UI's `Tool`).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = AguiTool)]
+pub(crate) struct FrontEndTool {
+    /// Its name: unique among the run's tools, and not the name of one of the agent's
+    /// own tools.
+    #[schema(min_length = 1)]
+    pub(crate) name: String,
+    /// What it does, for the model.
+    pub(crate) description: String,
+    /// The JSON Schema of its arguments (an object; none: no arguments).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub(crate) parameters: Option<Value>,
 }
 
 impl InputMessage {

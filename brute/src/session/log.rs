@@ -63,6 +63,12 @@ use crate::trace::traced;
 ///   fires with the error either way. A turn whose lease was lost mid-way
 ///   ([`SessionError::LeaseLost`]) cannot take anything back: the error says how many
 ///   of its messages are stored, and what a client should do.
+/// - **Idempotency keys** ([`Message::idempotency_keys`]): a turn whose new message
+///   carries a key a stored message carries is refused with
+///   [`SessionError::KeyStored`] before anything runs (a retry never stores its
+///   prompt twice); a [`ResumeKeyed`](super::ResumeKeyed) turn runs only while the
+///   key's turn is unfinished ([`SessionError::NotResumable`]); a
+///   [`DecisionKey`](super::DecisionKey) is stored on the decided reply first.
 /// - **What was stored**: a turn that succeeded leaves a [`TurnSaved`] in the env's
 ///   extensions. A lease that could not be given back at the end (the database went
 ///   away after the last write) does not fail the turn: everything is stored, the

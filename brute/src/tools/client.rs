@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::tool::ToolSpec;
+
 /// The names of tools that the caller of a turn runs, not the agent: put it in
 /// [`Env::extensions`](crate::Env::extensions) (and the tools' specs in
 /// [`Env::tools`](crate::Env::tools), so that the model sees them).
@@ -12,10 +14,16 @@ use std::sync::Arc;
 /// [`ApprovalRequired`](crate::stream::TurnItem::ApprovalRequired) item, the turn ends
 /// [`Paused`](crate::stream::TurnResult::Paused)), while the agent's own calls of the
 /// same reply run at once. The caller tells the two pauses apart by the call's name,
-/// runs its calls, and sends their results in the next turn.
+/// runs its calls, and sends their results in the next turn: an
+/// [`ApprovalDecision`](crate::stream::ApprovalDecision) with
+/// [`Verdict::Answer`](crate::stream::Verdict::Answer) per call, the env again carrying
+/// these `ClientTools`. A client tool must not share a name with one of the
+/// pipeline's own: the turn is refused with [`ClientToolClash`] before the model is
+/// called.
 ///
 /// ```
 /// use brute::model::ToolSpec;
+/// use brute::stream::Verdict;
 /// use brute::tools::{ClientTools, DefaultToolPipeline, ToolError};
 /// use brute::{Message, Role, ToolCall, brute_agent, middleware::Loop, providers::ScriptedModel, tool};
 /// use serde_json::json;
@@ -51,6 +59,10 @@ use std::sync::Arc;
 /// let result = |id| outcome.env.messages.iter().find(|m| m.tool_call_id.as_deref() == Some(id));
 /// assert_eq!(result("c1").map(|m| m.content.as_str()), Some("5"));
 /// assert!(result("c2").is_some_and(|m| m.awaiting_approval()));
+///
+/// // The client ran it: its result resumes the turn (the env still has `ClientTools`).
+/// let outcome = agent.decide(outcome.env, "c2", Verdict::Answer { content: "sunny".into() }).await?;
+/// assert_eq!(outcome.text(), Some("It is sunny."));
 /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -75,4 +87,26 @@ impl ClientTools {
     pub fn names(&self) -> &[String] {
         &self.0
     }
+
+    /// Refuses these names when one of `specs` (the agent's own tools) has one of
+    /// them too, naming the first such name.
+    pub(crate) fn clash(&self, specs: &[ToolSpec]) -> Result<(), ClientToolClash> {
+        match specs.iter().find(|spec| self.contains(&spec.name)) {
+            Some(spec) => Err(ClientToolClash {
+                name: spec.name.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why a turn with [`ClientTools`] was refused: a client tool has the name of one of
+/// the agent's own tools, so a call to it could not be told apart.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the client's tool `{name}` has the name of one of the agent's own tools: give the client's tool another name"
+)]
+pub struct ClientToolClash {
+    /// The name both have.
+    pub name: String,
 }

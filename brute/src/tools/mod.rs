@@ -89,7 +89,7 @@ pub use builtin::{
 pub use builtin::{Fetch, FetchArgs};
 #[cfg(feature = "search")]
 pub use builtin::{FsSearch, FsSearchArgs};
-pub use client::ClientTools;
+pub use client::{ClientToolClash, ClientTools};
 pub use context::ToolContext;
 pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
 pub use network::NetworkPolicy;

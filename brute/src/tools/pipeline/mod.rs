@@ -452,13 +452,13 @@ where
     async fn handle(&self, env: &mut Env) -> Result<(), Error> {
         let shared = self.shared()?;
         if self.tools.revision() == shared.revision {
-            advertise(env, &shared.specs);
+            advertise(env, &shared.specs)?;
         } else {
             // A dynamic set changed its tools since the first pass: advertise them as
             // they are now (static sets never get here).
             let mut specs = Vec::new();
             self.tools.specs(&mut specs);
-            advertise(env, &specs);
+            advertise(env, &specs)?;
         }
         // A paused turn resumed with a person's decision: apply it instead of a model call.
         if let Some(decision) = env.extensions.remove::<ApprovalDecision>() {
@@ -571,19 +571,24 @@ async fn append_result(
 
 /// Adds `specs` to the tools advertised in `env`, once per turn: the specs share
 /// their schemas (`Arc`), so finding the first one already there is a pointer
-/// comparison, not a comparison of names on every pass.
-fn advertise(env: &mut Env, specs: &[ToolSpec]) {
-    let Some(first) = specs.first() else { return };
+/// comparison, not a comparison of names on every pass. A client tool of the same
+/// name as one of `specs` refuses the turn (on its first pass).
+fn advertise(env: &mut Env, specs: &[ToolSpec]) -> Result<(), Error> {
+    let Some(first) = specs.first() else {
+        return Ok(());
+    };
     if env
         .tools
         .iter()
         .any(|t| std::sync::Arc::ptr_eq(&t.parameters, &first.parameters))
     {
-        return;
+        return Ok(());
     }
+    pause::clash(env, specs)?;
     for spec in specs {
         if !env.tools.iter().any(|t| t.name == spec.name) {
             env.tools.push(spec.clone());
         }
     }
+    Ok(())
 }

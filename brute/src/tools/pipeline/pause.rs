@@ -1,6 +1,9 @@
 //! Calls that wait for a person: the pause (the policy said [`Decision::Ask`]: a
 //! placeholder result is stored for the call and the turn ends awaiting approval) and
 //! the resume (an [`ApprovalDecision`] applied to one placeholder, in any process).
+//! A call of a tool the client runs ([`ClientTools`]) pauses the same way, and its
+//! resume is the client's result ([`Verdict::Answer`]), stored without running
+//! anything; a turn whose client tools take a name of the pipeline's own is refused.
 //!
 //! The session holds the whole state: a paused call is a tool message with
 //! `awaiting_approval` set (a valid result for every reader: "not run yet"), so
@@ -16,10 +19,13 @@ use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
 use crate::stop::{ApprovalDecision, ApprovalError, ExitReason, Verdict};
 use crate::stream::{pending_approvals, pending_call};
+use crate::tool::ToolSpec;
 use crate::tools::client::ClientTools;
 use crate::tools::context::ToolContext;
 use crate::tools::secrets::Secrets;
 use crate::tools::set::ToolSet;
+use crate::tools::tool::ToolOutput;
+use crate::tools::truncate::{Truncation, truncate_owned};
 
 /// The content of a paused call's placeholder result.
 pub(super) const AWAITING: &str = "not run yet: this tool call waits for a person's approval";
@@ -95,6 +101,19 @@ where
                 },
             ));
         };
+        // Only a call the client runs takes its result from the client.
+        let client = env.extensions.get::<ClientTools>();
+        if matches!(decision.verdict, Verdict::Answer { .. })
+            && !client.is_some_and(|c| c.contains(&call.name))
+        {
+            return Err(Error::from_layer(
+                "DefaultToolPipeline",
+                ApprovalError::NotClientTool {
+                    call_id: decision.call_id,
+                    tool: call.name.clone(),
+                },
+            ));
+        }
         let id = call.id.clone();
         env.messages.edit(|messages| {
             messages.remove(at);
@@ -102,12 +121,14 @@ where
         if env.persists() {
             env.persist().await?;
         }
+        // The decision to run the call by, or (`Err`) what the client's tool returned.
         let decided = match decision.verdict {
-            Verdict::Approve => Decision::Allow,
-            Verdict::Edit { arguments } => Decision::Rewrite(arguments),
+            Verdict::Approve => Ok(Decision::Allow),
+            Verdict::Edit { arguments } => Ok(Decision::Rewrite(arguments)),
             Verdict::Deny { reason } => {
-                Decision::Deny(reason.unwrap_or_else(|| DENIED.to_string()))
+                Ok(Decision::Deny(reason.unwrap_or_else(|| DENIED.to_string())))
             }
+            Verdict::Answer { content } => Err(content),
         };
         // The reply that holds the call, and the call's place in it.
         let Some((reply, index)) = env.messages.iter().enumerate().rev().find_map(|(i, m)| {
@@ -119,9 +140,19 @@ where
                 format!("the reply holding call `{id}` is not in the conversation"),
             ));
         };
-        let call = &env.messages[reply].tool_calls[index];
-        env.emit(Event::ToolCallStart { call });
-        let result = self.run_one(context, model, call, decided).await;
+        let result = match decided {
+            Ok(decided) => {
+                let call = &env.messages[reply].tool_calls[index];
+                env.emit(Event::ToolCallStart { call });
+                self.run_one(context, model, call, decided).await
+            }
+            // Not run here: redacted and cut as any result the pipeline stores.
+            Err(content) => {
+                let text = model.redact_owned(context.secrets().redact_owned(content));
+                let cut = truncate_owned(text, Truncation::Head, false, context.output_dir());
+                (ToolOutput::text(cut), false)
+            }
+        };
         append_result(env, reply, index, result).await?;
         let still = waiting(&env.messages);
         if !still.is_empty() {
@@ -150,5 +181,16 @@ pub(super) fn decide<Ap: ApprovalPolicy>(
     match client {
         Some(client) if client.contains(&call.name) => Decision::Ask,
         _ => approval.decide(call),
+    }
+}
+
+/// Refuses a turn whose [`ClientTools`] name one of `specs`, the pipeline's own tools:
+/// a call to that name could not be told apart.
+pub(super) fn clash(env: &Env, specs: &[ToolSpec]) -> Result<(), Error> {
+    match env.extensions.get::<ClientTools>() {
+        Some(client) => client
+            .clash(specs)
+            .map_err(|e| Error::from_layer("DefaultToolPipeline", e)),
+        None => Ok(()),
     }
 }
