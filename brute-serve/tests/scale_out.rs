@@ -357,7 +357,13 @@ fn scale_figures() {
             netns,
         ),
     ];
-    for (name, faults, config) in cases {
+    // `BRUTE_SCALE_FIGURES=sigkill,partition` runs only those cases.
+    let only = std::env::var("BRUTE_SCALE_FIGURES").ok();
+    let chosen = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|c| c == name))
+    };
+    for (name, faults, config) in cases.into_iter().filter(|c| chosen(c.0)) {
         println!(
             "figures: {name} (load {})",
             std::fs::read_to_string("/proc/loadavg")

@@ -16,7 +16,7 @@ pub const TWICE: &str = "tool call executed twice";
 pub const APPROVAL: &str = "approval not pending nor decided exactly once";
 pub const INVALID: &str = "session does not load or validate";
 pub const PHANTOM: &str = "tool result without its execution";
-pub const UNANSWERED: &str = "request without an answer";
+pub const UNANSWERED: &str = "request without an answer (refused, or failed on every retry)";
 
 /// Every tool execution in the ledgers: call id to the servers that ran it.
 pub fn ledgers(dir: &Path) -> HashMap<String, Vec<String>> {
@@ -54,7 +54,7 @@ pub async fn check(store: &PostgresStore, records: &[Record], dir: &Path) -> Vec
     let mut by_session: HashMap<&str, Vec<&Record>> = HashMap::new();
     for record in records {
         by_session.entry(&record.session).or_default().push(record);
-        if let Outcome::Refused(why) = &record.outcome {
+        if let Outcome::Refused(why) | Outcome::Failed(why) = &record.outcome {
             violations.push(format!(
                 "{UNANSWERED}: {} {}: {why}",
                 record.kind, record.prompt

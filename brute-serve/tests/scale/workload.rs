@@ -274,6 +274,13 @@ async fn request(
                     Some(Outcome::Failed(why)) => {
                         failures += 1;
                         if failures >= 5 {
+                            // Over: whoever waits for this request's answer goes on.
+                            progress
+                                .answered
+                                .lock()
+                                .unwrap()
+                                .insert(key.to_owned(), head);
+                            progress.notify.notify_waiters();
                             return record(Outcome::Failed(why), upstream, attempt, head);
                         }
                         tokio::time::sleep(backoff).await;

@@ -119,7 +119,7 @@ impl PostgresStore {
     pub async fn connect(url: &str) -> Result<PostgresStore, SessionError> {
         let sql = Sql::new(&DIALECT);
         let url: Arc<str> = Arc::from(url);
-        let mut transactions = pg_conn::connect(&url, None)
+        let mut transactions = pg_conn::connect(&url, Some(pg_conn::TX_SETUP))
             .await
             .map_err(sql.fail(Step::Connect, ""))?;
         create_tables(&mut transactions)
