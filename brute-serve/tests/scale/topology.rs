@@ -447,7 +447,12 @@ http {{
 impl Drop for Topology {
     fn drop(&mut self) {
         if let Some(mut nginx) = self.nginx.take() {
-            let _ = nginx.kill();
+            // SIGTERM, not SIGKILL: the master stops its worker, which SIGKILL of the
+            // master alone would leave running.
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(nginx.id().to_string())
+                .status();
             let _ = nginx.wait();
         }
         for proc in &mut self.procs {
