@@ -207,6 +207,17 @@ fn setup() -> Result<(), XtaskError> {
     run(Command::new("chromedriver").arg("--version"))?;
 
     step(
+        "nginx, the load balancer of brute-serve's scale-out fault runs (Debian's nginx; the tests start private ones on 127.0.0.1)",
+    );
+    if on_path("nginx").is_none() && !Path::new("/usr/sbin/nginx").is_file() {
+        apt.install(&["nginx"])?;
+        // The package starts a server of its own on port 80; the tests run private
+        // ones, so stop it (it exits 0 only if it was running).
+        let _ = succeeds(Command::new("/usr/sbin/nginx").args(["-s", "quit"]));
+    }
+    run(Command::new("/usr/sbin/nginx").arg("-v"))?;
+
+    step(
         "the MCP test server (npm, into .ci/npm; the brute-mcp tests and examples/mcp_tools start it over stdio)",
     );
     if on_path("npm").is_none() || on_path("node").is_none() {

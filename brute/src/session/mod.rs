@@ -45,6 +45,8 @@ mod pool;
 mod postgres;
 #[cfg(feature = "postgres")]
 mod postgres_size;
+#[cfg(feature = "postgres")]
+mod postgres_write;
 pub mod retention;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod retention_db;

@@ -249,6 +249,13 @@ impl fmt::Debug for TxConn {
     }
 }
 
+/// The setup of a transaction connection: a transaction left open by a client that
+/// stalled (a process stopped or swapping, a partition) is aborted by the server
+/// after 5 s idle, so that its row locks do not hold up the other processes' takes
+/// and writes of the same sessions until it wakes (its own next write then finds
+/// the connection gone, and is fenced like any other).
+pub(super) const TX_SETUP: &str = "SET idle_in_transaction_session_timeout = '5s'";
+
 impl TxConn {
     /// The transaction connection `client` to `url`.
     pub(super) fn new(url: Arc<str>, client: Client) -> TxConn {
@@ -271,7 +278,7 @@ impl TxConn {
             Some(client) if !client.is_closed() => client,
             _ => match self.failed.since(waiting) {
                 Some(error) => return Err(error),
-                None => self.failed.connect(&self.url, None).await?,
+                None => self.failed.connect(&self.url, Some(TX_SETUP)).await?,
             },
         };
         let outcome = async {

@@ -8,8 +8,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Client;
 
 use super::error::SessionError;
-use super::lease::{DbLease, Dialect, Sql, Step, database_error, next_after, ttl_ms};
+use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
 use super::pg_conn::{self, Conn, PgError, TxConn};
+use super::postgres_write::{Append, UNFENCED_TRIM, write};
 use super::retention::{SessionInfo, SessionSize, StoreSize};
 use super::retention_db;
 use super::rows::{bodies, new_owner, parse};
@@ -20,9 +21,6 @@ use crate::message::Message;
 
 /// The connections for single statements.
 const SHARED: usize = 4;
-
-/// The most appends committed together.
-const MAX_BATCH: usize = 2048;
 
 /// PostgreSQL's dialect: `expires` is a timestamp, by the server's clock.
 const DIALECT: Dialect = Dialect {
@@ -76,6 +74,9 @@ pub struct PostgresStore {
     inner: Arc<Inner>,
     /// The lease length of this value (see [`PostgresStore::lease_ttl`]).
     ttl: Duration,
+    /// Writes skip the lease fence: a fault test's broken fence, never set otherwise
+    /// (see `__unfenced_writes_for_fault_tests_only`).
+    unfenced: bool,
 }
 
 #[derive(Debug)]
@@ -87,15 +88,6 @@ struct Inner {
     transactions: TxConn,
     appends: mpsc::UnboundedSender<Append>,
     sql: Sql,
-}
-
-/// One append waiting for the writer task.
-struct Append {
-    lease: DbLease,
-    bodies: Vec<String>,
-    /// The lease's renewed length, in milliseconds.
-    ttl: i64,
-    reply: oneshot::Sender<Result<(), SessionError>>,
 }
 
 const SCHEMA: &str = "
@@ -127,7 +119,7 @@ impl PostgresStore {
     pub async fn connect(url: &str) -> Result<PostgresStore, SessionError> {
         let sql = Sql::new(&DIALECT);
         let url: Arc<str> = Arc::from(url);
-        let mut transactions = pg_conn::connect(&url, None)
+        let mut transactions = pg_conn::connect(&url, Some(pg_conn::TX_SETUP))
             .await
             .map_err(sql.fail(Step::Connect, ""))?;
         create_tables(&mut transactions)
@@ -157,6 +149,7 @@ impl PostgresStore {
                 sql,
             }),
             ttl: Duration::from_secs(60),
+            unfenced: false,
         })
     }
 
@@ -169,6 +162,16 @@ impl PostgresStore {
     /// shared.
     pub fn lease_ttl(mut self, ttl: Duration) -> PostgresStore {
         self.ttl = ttl;
+        self
+    }
+
+    /// BROKEN ON PURPOSE, for the scale-out fault tests only: this value's writes no
+    /// longer check that its lease is still its own, and write over whatever another
+    /// holder stored at the same positions. It exists so that a test can show that
+    /// its checker catches a stale holder's writes; a store built with it loses data.
+    #[doc(hidden)]
+    pub fn __unfenced_writes_for_fault_tests_only(mut self) -> PostgresStore {
+        self.unfenced = true;
         self
     }
 
@@ -261,84 +264,6 @@ async fn create_tables(client: &mut Client) -> Result<(), PgError> {
     Ok(())
 }
 
-/// The writer task: every waiting append in one statement, one commit.
-async fn write(conn: Conn, mut queue: mpsc::UnboundedReceiver<Append>) {
-    let statement = "
-        WITH input AS (
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[])
-                AS t(session, owner, seq, body, ttl)
-        ), sessions AS (
-            INSERT INTO brute_sessions (id) SELECT DISTINCT session FROM input
-            ON CONFLICT DO NOTHING
-        ), renewed AS (
-            UPDATE brute_leases l SET expires = now() + i.ttl * interval '1 millisecond'
-            FROM (SELECT DISTINCT session, owner, ttl FROM input) i
-            WHERE l.session = i.session AND l.owner = i.owner
-            RETURNING l.session
-        )
-        INSERT INTO brute_messages (session, seq, body)
-        SELECT session, seq, body FROM input WHERE session IN (SELECT session FROM renewed)
-        RETURNING session";
-    let mut batch: Vec<Append> = Vec::new();
-    while let Some(first) = queue.recv().await {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(append) => batch.push(append),
-                Err(_) => break,
-            }
-        }
-        let mut sessions: Vec<&str> = Vec::new();
-        let mut owners: Vec<&str> = Vec::new();
-        let mut seqs: Vec<i64> = Vec::new();
-        let mut bodies: Vec<&str> = Vec::new();
-        let mut ttls: Vec<i64> = Vec::new();
-        for append in &batch {
-            for (i, body) in append.bodies.iter().enumerate() {
-                sessions.push(append.lease.session.as_str());
-                owners.push(append.lease.owner.as_str());
-                seqs.push(append.lease.next + i as i64);
-                bodies.push(body.as_str());
-                ttls.push(append.ttl);
-            }
-        }
-        let result = match conn.get().await {
-            Ok(client) => client
-                .query(statement, &[&sessions, &owners, &seqs, &bodies, &ttls])
-                .await
-                .map_err(|e| conn.failed(&client, e)),
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(rows) => {
-                let written: std::collections::HashSet<String> = rows
-                    .iter()
-                    .filter_map(|r| r.try_get::<_, String>(0).ok())
-                    .collect();
-                for append in batch.drain(..) {
-                    let outcome = if written.contains(&append.lease.session) {
-                        Ok(())
-                    } else {
-                        Err(append.lease.lost())
-                    };
-                    let _ = append.reply.send(outcome);
-                }
-            }
-            Err(error) => {
-                for append in batch.drain(..) {
-                    let failed = database_error(
-                        "postgres",
-                        Step::Append,
-                        &append.lease.session,
-                        error.clone(),
-                    );
-                    let _ = append.reply.send(Err(failed));
-                }
-            }
-        }
-    }
-}
-
 /// Where [`PostgresStore::replace_from`] starts: a stored position, or a `seq`.
 #[derive(Clone, Copy)]
 enum Start {
@@ -366,7 +291,9 @@ impl PostgresStore {
                 let renewed = tx
                     .execute(&sql.renew, &[&held.session, &held.owner, &ttl])
                     .await?;
-                if let Err(lost) = sql.renewed(renewed, held) {
+                if let Err(lost) = sql.renewed(renewed, held)
+                    && !self.unfenced
+                {
                     return Ok(Err(lost));
                 }
                 let seq = match (start, start_seq(held, start)) {
@@ -379,7 +306,8 @@ impl PostgresStore {
                         .unwrap_or(held.next),
                     (Start::Seq(seq), None) => seq,
                 };
-                tx.execute(&sql.trim, &[&held.session, &seq, &held.owner])
+                let trim = if self.unfenced { UNFENCED_TRIM } else { &sql.trim };
+                tx.execute(trim, &[&held.session, &seq, &held.owner])
                     .await?;
                 tx.execute(
                     "INSERT INTO brute_messages (session, seq, body)
@@ -446,6 +374,7 @@ impl SessionStore for PostgresStore {
                 lease: lease.copy(),
                 bodies,
                 ttl: ttl_ms(self.ttl),
+                fenced: !self.unfenced,
                 reply,
             })
             .map_err(|_| SessionError::WriterGone { store: "postgres" })?;
