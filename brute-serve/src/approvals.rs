@@ -1,6 +1,7 @@
 //! `POST /v1/sessions/{id}/approvals/{call_id}`: a person's decision on a tool call
 //! that waits for approval; the paused turn resumes and streams like a new one.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -136,13 +137,9 @@ pub(crate) async fn post(
                 }
             },
         };
-        match runner::start(&shared, agent.clone(), env, &id, None).await {
-            Ok(started) => return Ok(idempotency::running(started, json).await),
-            Err(e) if known && e.kind == "busy" => {
-                return Ok(idempotency::still_running(&id, &key));
-            }
-            Err(e) if idempotency::raced(&e) => last = Some(e),
-            Err(e) => return Err(e),
+        match idempotency::attempt(&shared, &agent, env, (&id, &key), known, json).await {
+            ControlFlow::Break(answer) => return answer,
+            ControlFlow::Continue(raced) => last = Some(raced),
         }
     }
     Err(last.unwrap_or_else(|| ApiError::busy(&id)))

@@ -12,16 +12,20 @@
 //! twice and never resumes a turn that ended meanwhile; the handlers then read the
 //! session again.
 
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use brute::Message;
 use brute::stream::{TurnItem, TurnResult, Verdict};
+use brute::{BoxAgent, Env, Message};
 use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 
 use crate::encode;
 use crate::error::ApiError;
-use crate::runner::Started;
+use crate::runner::{self, Started};
+use crate::state::Shared;
 
 /// The request header that carries the key.
 pub(crate) const HEADER: &str = "idempotency-key";
@@ -115,8 +119,29 @@ pub(crate) fn still_running(session: &str, key: &str) -> Response {
 /// Whether a turn that could not start was refused because another attempt with the
 /// key got there first (its prompt stored, its turn ended, its decision applied): the
 /// handler reads the session again.
-pub(crate) fn raced(error: &ApiError) -> bool {
+fn raced(error: &ApiError) -> bool {
     matches!(error.kind, "key_stored" | "not_resumable" | "not_pending")
+}
+
+/// One attempt to start the turn of a keyed request on session `id`: its answer
+/// (`Break`), or the refusal of a turn that lost a race to another attempt with the
+/// key (`Continue`), after which the handler reads the session again. `known`: the
+/// session holds the key already, so a `busy` refusal is that key's own turn, still
+/// running (409 with `Retry-After`).
+pub(crate) async fn attempt(
+    shared: &Shared,
+    agent: &Arc<BoxAgent>,
+    env: Env,
+    (id, key): (&str, &str),
+    known: bool,
+    json: bool,
+) -> ControlFlow<Result<Response, ApiError>, ApiError> {
+    match runner::start(shared, agent.clone(), env, id, None).await {
+        Ok(started) => ControlFlow::Break(Ok(running(started, json).await)),
+        Err(e) if known && e.kind == "busy" => ControlFlow::Break(Ok(still_running(id, key))),
+        Err(e) if raced(&e) => ControlFlow::Continue(e),
+        Err(e) => ControlFlow::Break(Err(e)),
+    }
 }
 
 /// The answer of the turn that ran from `anchor` (the message carrying the key) to

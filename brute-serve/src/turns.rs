@@ -1,5 +1,6 @@
 //! `POST /v1/sessions/{id}/turns`: JSON in, Server-Sent Events out.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -104,13 +105,9 @@ pub(crate) async fn post(
             }
         }
         let resuming = env.extensions.get::<ResumeKeyed>().is_some();
-        match runner::start(&shared, agent.clone(), env, &id, None).await {
-            Ok(started) => return Ok(idempotency::running(started, json).await),
-            Err(e) if resuming && e.kind == "busy" => {
-                return Ok(idempotency::still_running(&id, &key));
-            }
-            Err(e) if idempotency::raced(&e) => last = Some(e),
-            Err(e) => return Err(e),
+        match idempotency::attempt(&shared, &agent, env, (&id, &key), resuming, json).await {
+            ControlFlow::Break(answer) => return answer,
+            ControlFlow::Continue(raced) => last = Some(raced),
         }
     }
     Err(last.unwrap_or_else(|| ApiError::busy(&id)))
