@@ -851,3 +851,28 @@ async fn a_tool_set_that_changes_is_advertised_anew() {
     revision.store(2, Ordering::SeqCst);
     assert_eq!(agent.start("hi").await.unwrap().text(), Some("tool_v2"));
 }
+
+#[tokio::test]
+async fn a_per_call_pipeline_without_validate_is_validated_by_execute() {
+    use brute::tools::Execute;
+    let dir = tempfile::tempdir().unwrap();
+    let calls = vec![
+        call("a", "sleep", json!({"ms": 1, "label": "ran"})),
+        call("b", "nope", json!({})),
+        call("c", "sleep", json!({"ms": "soon"})),
+    ];
+    let model = ScriptedModel::per_turn([Message::tool_calls("", calls), Message::assistant("ok")]);
+    let per_call = brute::pipeline! {
+        run Execute;
+    };
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Sleep,), root: dir.path(), pipeline: per_call };
+        run model;
+    };
+    let outcome = agent.start("go").await.unwrap();
+    let results = tool_results(&outcome.env.messages);
+    assert_eq!(results[0], ("a", "ran"));
+    assert!(results[1].1.contains("unknown tool `nope`"), "{results:?}");
+    assert!(results[2].1.contains("ms"), "{results:?}");
+}

@@ -1065,3 +1065,44 @@ async fn fetch_refuses_other_schemes_and_private_addresses_by_default() {
         .unwrap_err();
     assert!(err.contains("`url` is not a valid URL"), "{err}");
 }
+
+#[tokio::test]
+async fn a_failed_call_that_took_no_snapshot_leaves_the_earlier_ones() {
+    let (_dir, cx) = setup();
+    run(
+        &cx,
+        "write",
+        json!({"file_path": "a.txt", "content": "one\n"}),
+    )
+    .await
+    .unwrap();
+    let path = root(&cx).join("a.txt");
+    assert_eq!(cx.snapshots().depth(&path), 1);
+    // `read` takes no snapshot; its failure must not drop the one `write` took.
+    let err = run(&cx, "read", json!({"file_path": "a.txt", "start_line": 5}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("past the end"), "{err}");
+    assert_eq!(cx.snapshots().depth(&path), 1);
+    assert_eq!(
+        run(&cx, "undo", json!({"path": "a.txt"})).await.unwrap(),
+        "Deleted a.txt (it did not exist before)"
+    );
+}
+
+#[test]
+fn a_call_env_shows_its_call_and_stage_in_debug() {
+    let (_dir, cx) = setup();
+    let tools = Tools::ALL;
+    let env = ToolCallEnv::new(
+        ToolCall::new("c7", "read", json!({"file_path": "a.txt"})),
+        &tools,
+        &cx,
+    );
+    let shown = format!("{env:?}");
+    assert!(
+        shown.starts_with("ToolCallEnv {") && shown.contains("c7") && shown.contains("read"),
+        "{shown}"
+    );
+    assert!(shown.contains("prepared: false"), "{shown}");
+}

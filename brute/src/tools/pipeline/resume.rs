@@ -118,4 +118,19 @@ mod tests {
         };
         assert_eq!(waiting, ["c1"]);
     }
+
+    #[test]
+    fn a_history_that_begins_with_the_paused_reply_resumes_its_call() {
+        // A transcript given from the reply on (no prompt before it): the results block
+        // still begins right after the reply.
+        let mut history = paused();
+        history.remove(0);
+        let settled = settle(
+            &mut history,
+            Some(&ApprovalDecision::new("c1", Verdict::Approve)),
+            "s",
+        );
+        assert!(!settled.changed && settled.refused.is_none());
+        assert!(history[1].awaiting_approval());
+    }
 }
