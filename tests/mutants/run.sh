@@ -67,9 +67,11 @@ room() {
         ;;
     pipeline)
         FILES=(brute/src/tools/pipeline/*.rs)
-        PACKAGES=brute,brute-suite
+        # brute-serve's agui.rs holds the checks of the client's tools (`Verdict::Answer`,
+        # a clash of names), tools_builtin.rs the undo snapshots `Snapshot` takes.
+        PACKAGES=brute,brute-suite,brute-serve
         TESTS=(--lib --test=tool_pipeline --test=approval --test=session_crash --test=tools
-            --test=turn_tracing)
+            --test=turn_tracing --test=tools_builtin --test=tool_result_parts --test=agui)
         ;;
     session)
         # shellcheck disable=SC2206 # a space-separated list of paths or globs
