@@ -109,13 +109,22 @@ async fn conformance<S: SessionStore>(store: &S) {
         .await
         .unwrap();
     store.release(lease).await.unwrap();
-    // Released: another turn opens it and sees everything.
-    let (lease, history) = store.open("alice").await.unwrap();
+    // Released: another turn opens it and sees everything, and a rewrite from a
+    // position of what it loaded (not of what it appended) keeps what is before it.
+    let (mut lease, history) = store.open("alice").await.unwrap();
     assert_eq!(
         history,
         [Message::user("summary"), Message::assistant("after")]
     );
+    store
+        .rewrite(&mut lease, 1, &[Message::assistant("after!")])
+        .await
+        .unwrap();
     store.release(lease).await.unwrap();
+    assert_eq!(
+        store.load("alice").await.unwrap(),
+        [Message::user("summary"), Message::assistant("after!")]
+    );
     // Tool calls, reasoning and idempotency keys round-trip losslessly.
     let answer = Message::assistant("done").with_reasoning("thought");
     let rich = vec![
@@ -864,4 +873,91 @@ async fn a_bad_postgres_row_is_refused_naming_its_position() {
         );
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_jsonl_session_with_a_byte_order_mark_is_rewritten_from_a_position() {
+    let dir = temp_dir();
+    let store = JsonlStore::new(dir.path());
+    let line = |m: &Message| serde_json::to_string(m).unwrap();
+    let (one, two) = (Message::user("one"), Message::assistant("two"));
+    std::fs::write(
+        dir.path().join("bom.jsonl"),
+        format!("\u{feff}{}\n{}\n", line(&one), line(&two)),
+    )
+    .unwrap();
+    let (mut lease, history) = store.open("bom").await.unwrap();
+    assert_eq!(history, [one.clone(), two]);
+    store
+        .rewrite(&mut lease, 1, &[Message::assistant("two!")])
+        .await
+        .unwrap();
+    store.release(lease).await.unwrap();
+    assert_eq!(
+        store.load("bom").await.unwrap(),
+        [one, Message::assistant("two!")]
+    );
+}
+
+#[test]
+fn a_session_file_opened_directly_is_repaired_once_with_one_warning() {
+    use brute::session::SessionFile;
+    let dir = temp_dir();
+    let lines = |messages: &[Message]| -> String {
+        messages
+            .iter()
+            .map(|m| serde_json::to_string(m).unwrap() + "\n")
+            .collect()
+    };
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, lines(&broken_history())).unwrap();
+    let clean = dir.path().join("clean.jsonl");
+    std::fs::write(&clean, lines(&[Message::user("hi")])).unwrap();
+    let warnings = Warnings::default();
+    let guard = tracing::subscriber::set_default(warnings.clone());
+    let (file, repaired) = SessionFile::open(&broken).unwrap();
+    drop(file);
+    let (file, loaded) = SessionFile::open(&clean).unwrap();
+    drop(file);
+    drop(guard);
+    let warnings = warnings.0.lock().unwrap().clone();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "only the broken file warns: {warnings:?}"
+    );
+    assert!(
+        warnings[0].contains("broken.jsonl") && warnings[0].contains("was repaired"),
+        "{warnings:?}"
+    );
+    assert_no_dangling_call(&repaired);
+    // The repair was written back; the clean file is as it was.
+    assert_eq!(SessionFile::read(&broken).unwrap(), repaired);
+    assert_eq!(loaded, [Message::user("hi")]);
+    assert_eq!(std::fs::read_to_string(&clean).unwrap(), lines(&loaded));
+}
+
+#[test]
+fn a_leftover_temp_path_that_cannot_be_removed_is_an_error_naming_it() {
+    let dir = temp_dir();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        serde_json::to_string(&Message::user("kept")).unwrap() + "\n",
+    )
+    .unwrap();
+    // Not a file a rewrite left: a directory, which `remove_file` refuses.
+    std::fs::create_dir(dir.path().join(".s.jsonl.tmp")).unwrap();
+    let refused = brute::session::SessionFile::open(&path).err();
+    assert!(
+        refused
+            .as_ref()
+            .is_some_and(|e| e.to_string().contains("remove a leftover temp file")),
+        "{refused:?}"
+    );
+    // The session is as it was.
+    assert_eq!(
+        brute::session::SessionFile::read(&path).unwrap(),
+        [Message::user("kept")]
+    );
 }

@@ -523,3 +523,7 @@ fn serialize(buf: &mut Vec<u8>, message: &Message, path: &Path) -> Result<(), Se
 fn temp_path(path: &Path) -> PathBuf {
     sibling(path, ".", ".tmp")
 }
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

@@ -175,3 +175,136 @@ fn same_file(file: &File, path: &Path) -> bool {
 fn same_file(_file: &File, path: &Path) -> bool {
     path.exists()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A holder of a database in `dir`, and its token (the middle of its owners).
+    fn holder(dir: &Path) -> (Holder, String) {
+        let holder = Holder::new(&dir.join("db.sqlite"));
+        let token = holder
+            .prefix
+            .split('/')
+            .nth(1)
+            .expect("a boot id and a lock file on this machine")
+            .to_string();
+        (holder, token)
+    }
+
+    #[test]
+    fn an_owner_is_gone_only_when_its_lock_file_is_gone_or_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let (me, _) = holder(dir.path());
+        let (other, token) = holder(dir.path());
+        let boot = me.boot.clone().unwrap();
+        let owner = other.owner();
+        // A live store of this process (its file locked by another open file).
+        assert!(!me.gone(&owner), "a live holder's owner is gone");
+        // Its own owners are never gone, whatever its lock file says.
+        assert!(!me.gone(&me.owner()));
+        let left = dir
+            .path()
+            .join("db.sqlite-owners")
+            .join(format!("{boot}.{token}.lock"));
+        assert!(left.is_file());
+        // Once it stops, its file is removed: gone.
+        drop(other);
+        assert!(!left.exists(), "a stopped holder left its lock file");
+        assert!(me.gone(&owner), "a stopped holder's owner is not gone");
+        // A lock file left behind by a process that died, and not locked: gone.
+        File::create(&left).unwrap();
+        assert!(me.gone(&owner), "an unlocked lock file's owner is not gone");
+        // The same file locked again (its holder alive): not gone.
+        let file = File::open(&left).unwrap();
+        file.lock().unwrap();
+        assert!(!me.gone(&owner), "a locked lock file's owner is gone");
+    }
+
+    #[test]
+    fn owners_of_another_boot_or_of_no_form_are_left_to_expire() {
+        let dir = tempfile::tempdir().unwrap();
+        let (me, token) = holder(dir.path());
+        let boot = me.boot.clone().unwrap();
+        // No lock file for these, so only the checks before it can say no.
+        for owner in [
+            format!("0000-other-boot/{token}x/1"),
+            format!("{boot}/{token}x"),
+            format!("{boot}"),
+            format!("{boot}/../x/1"),
+            format!("{boot}//1"),
+            "an-older-brute-owner".to_string(),
+        ] {
+            assert!(!me.gone(&owner), "{owner} is gone");
+        }
+        // The same token under this boot is gone (its file is missing).
+        assert!(me.gone(&format!("{boot}/{token}x/1")));
+        // A holder without a boot id says no to everything.
+        let blind = Holder {
+            dir: me.dir.clone(),
+            boot: None,
+            lock: None,
+            prefix: String::new(),
+        };
+        assert!(!blind.gone(&format!("{boot}/{token}x/1")));
+    }
+
+    #[test]
+    fn a_holder_without_a_lock_file_still_sees_other_owners() {
+        let dir = tempfile::tempdir().unwrap();
+        let (me, token) = holder(dir.path());
+        let boot = me.boot.clone().unwrap();
+        // A store whose lock file could not be made has no prefix: no owner is its own.
+        let unlocked = Holder {
+            dir: me.dir.clone(),
+            boot: Some(boot.clone()),
+            lock: None,
+            prefix: String::new(),
+        };
+        assert!(unlocked.gone(&format!("{boot}/{token}x/1")));
+        assert!(!unlocked.gone(&me.owner()));
+    }
+
+    #[test]
+    fn a_file_is_the_same_only_while_its_path_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.lock");
+        let file = File::create(&path).unwrap();
+        assert!(same_file(&file, &path));
+        fs::remove_file(&path).unwrap();
+        assert!(!same_file(&file, &path), "a removed file is the same");
+        // Another file at the path (same device, another inode while this one is open).
+        File::create(&path).unwrap();
+        assert!(
+            !same_file(&file, &path),
+            "a new file at the path is the same"
+        );
+    }
+
+    #[test]
+    fn a_new_holder_sweeps_only_the_free_lock_files_of_this_boot() {
+        let dir = tempfile::tempdir().unwrap();
+        let (live, token) = holder(dir.path());
+        let boot = live.boot.clone().unwrap();
+        let owners = dir.path().join("db.sqlite-owners");
+        let at = |name: &str| owners.join(name);
+        // A free lock file of this boot (its process died), one of another boot, one
+        // of this boot that is not a lock file, and the live holder's.
+        for name in [
+            format!("{boot}.dead-1.lock"),
+            "0000-other-boot.dead-2.lock".to_string(),
+            format!("{boot}.dead-3.txt"),
+        ] {
+            File::create(at(&name)).unwrap();
+        }
+        let (_next, _) = holder(dir.path());
+        assert!(!at(&format!("{boot}.dead-1.lock")).exists(), "not swept");
+        assert!(at("0000-other-boot.dead-2.lock").exists());
+        assert!(at(&format!("{boot}.dead-3.txt")).exists());
+        assert!(
+            at(&format!("{boot}.{token}.lock")).exists(),
+            "a live file swept"
+        );
+        assert!(!live.gone(&live.owner()));
+    }
+}
