@@ -215,6 +215,17 @@ async fn the_running_total_survives_restarts_and_rewrites(kind: &'static str) {
     let store = place.open().await;
     assert_eq!(store.load_spend("alice").await.unwrap(), total, "{kind}");
     assert_eq!(store.load("alice").await.unwrap().len(), 2, "{kind}");
+    // A total set after the lease's last write is stored when it is released.
+    let (mut lease, _) = store.open("alice").await.unwrap();
+    store.set_spend(&mut lease, total + per_turn);
+    store.release(lease).await.unwrap();
+    drop(store);
+    let store = place.open().await;
+    assert_eq!(
+        store.load_spend("alice").await.unwrap(),
+        total + per_turn,
+        "{kind}: set, then released"
+    );
     // Deleting the session forgets its total.
     store.delete("alice").await.unwrap();
     assert_eq!(

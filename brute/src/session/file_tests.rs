@@ -47,14 +47,13 @@ fn each_stored_message_starts_where_its_line_does() {
 fn a_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let text = format!("{}\n", line(&Message::user("x")));
+    // The last line without its newline: a file read one byte short fails to parse.
+    let (x, y) = (Message::user("x"), Message::assistant("y"));
+    let text = format!("{}\n{}", line(&x), line(&y));
     std::fs::write(&path, &text).unwrap();
     let n = text.len() as u64;
     let at = Limits { line: n, file: n };
-    assert_eq!(
-        SessionFile::read_limited(&path, at).unwrap(),
-        [Message::user("x")]
-    );
+    assert_eq!(SessionFile::read_limited(&path, at).unwrap(), [x, y]);
     let under = Limits { file: n - 1, ..at };
     let refused = SessionFile::read_limited(&path, under).err();
     assert!(

@@ -173,3 +173,64 @@ pub(super) fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
     name.push(suffix);
     path.with_file_name(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_file_is_the_same_only_while_its_path_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let file = File::create(&path).unwrap();
+        assert!(still_there(&file, &path));
+        fs::remove_file(&path).unwrap();
+        assert!(!still_there(&file, &path), "a removed file is still there");
+        // A rewrite's new file at the path: another inode while this one is open.
+        File::create(&path).unwrap();
+        assert!(!still_there(&file, &path), "a replaced file is still there");
+    }
+
+    #[test]
+    fn paths_resolve_to_regular_files_and_say_why_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        File::create(&file).unwrap();
+        assert_eq!(parent(Path::new("s.jsonl")), Path::new("."));
+        assert_eq!(parent(&file), dir.path());
+        // Below a regular file: not "missing", an error naming what failed.
+        let below = resolve(&file.join("x")).err().map(|e| e.to_string());
+        assert!(
+            below
+                .as_deref()
+                .is_some_and(|e| e.contains("look at the session path")),
+            "{below:?}"
+        );
+        let device = resolve(Path::new("/dev/null")).err();
+        assert!(
+            matches!(device, Some(SessionError::NotAFile { kind: "device", .. })),
+            "{device:?}"
+        );
+        let folder = resolve(dir.path()).err();
+        assert!(
+            matches!(
+                folder,
+                Some(SessionError::NotAFile {
+                    kind: "directory",
+                    ..
+                })
+            ),
+            "{folder:?}"
+        );
+        // A file in a folder that does not exist cannot be created.
+        let missing = open(&dir.path().join("nope/s.jsonl"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            missing
+                .as_deref()
+                .is_some_and(|e| e.contains("create the file")),
+            "{missing:?}"
+        );
+    }
+}
