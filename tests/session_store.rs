@@ -961,3 +961,36 @@ fn a_leftover_temp_path_that_cannot_be_removed_is_an_error_naming_it() {
         [Message::user("kept")]
     );
 }
+
+#[tokio::test]
+async fn the_jsonl_store_lists_its_session_files_only() {
+    let dir = temp_dir();
+    // A folder that does not exist yet holds no session; a file is not a folder.
+    assert!(
+        JsonlStore::new(dir.path().join("none"))
+            .list()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    std::fs::write(dir.path().join("plain"), "").unwrap();
+    assert!(
+        JsonlStore::new(dir.path().join("plain"))
+            .list()
+            .await
+            .is_err()
+    );
+    // Session files, and what is not one: a temp file, a bare suffix, other files.
+    for name in [
+        "b.jsonl",
+        "a.jsonl",
+        ".a.jsonl.tmp",
+        ".hidden.jsonl",
+        ".jsonl",
+        "c.txt",
+    ] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    let store = JsonlStore::new(dir.path());
+    assert_eq!(store.list().await.unwrap(), ["a", "b"]);
+}
