@@ -175,6 +175,7 @@ pub(super) fn sibling(path: &Path, prefix: &str, suffix: &str) -> PathBuf {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test fails at the first step that does
 mod tests {
     use super::*;
 
