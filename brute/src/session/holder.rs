@@ -13,6 +13,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::lock::still_there;
 use super::rows::new_owner;
 
 /// This store's identity on this machine: its locked file, and the prefix of its
@@ -128,7 +129,7 @@ fn lock_new(dir: &Path, boot: &str) -> io::Result<(File, PathBuf, String)> {
             .write(true)
             .create_new(true)
             .open(&path)?;
-        if file.try_lock().is_ok() && same_file(&file, &path) {
+        if file.try_lock().is_ok() && still_there(&file, &path) {
             return Ok((file, path, token));
         }
         // A sweep took it between its creation and the lock: another token.
@@ -153,27 +154,12 @@ fn sweep(dir: &Path, boot: &str) {
             continue;
         };
         if file.try_lock().is_ok() {
-            if same_file(&file, &path) {
+            if still_there(&file, &path) {
                 let _ = fs::remove_file(&path);
             }
             let _ = file.unlock();
         }
     }
-}
-
-/// Whether `file` is still the file at `path`.
-#[cfg(unix)]
-fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), fs::metadata(path)) {
-        (Ok(open), Ok(named)) => open.ino() == named.ino() && open.dev() == named.dev(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn same_file(_file: &File, path: &Path) -> bool {
-    path.exists()
 }
 
 #[cfg(test)]
@@ -264,22 +250,6 @@ mod tests {
         };
         assert!(unlocked.gone(&format!("{boot}/{token}x/1")));
         assert!(!unlocked.gone(&me.owner()));
-    }
-
-    #[test]
-    fn a_file_is_the_same_only_while_its_path_names_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f.lock");
-        let file = File::create(&path).unwrap();
-        assert!(same_file(&file, &path));
-        fs::remove_file(&path).unwrap();
-        assert!(!same_file(&file, &path), "a removed file is the same");
-        // Another file at the path (same device, another inode while this one is open).
-        File::create(&path).unwrap();
-        assert!(
-            !same_file(&file, &path),
-            "a new file at the path is the same"
-        );
     }
 
     #[test]

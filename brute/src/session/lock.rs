@@ -75,9 +75,9 @@ fn open(real: &Path) -> Result<(File, bool), SessionError> {
 }
 
 /// Whether `file` is still the file at `path` (not removed or replaced since it was
-/// opened).
+/// opened): also what the SQLite store's lock files are checked with.
 #[cfg(unix)]
-fn still_there(file: &File, path: &Path) -> bool {
+pub(super) fn still_there(file: &File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (file.metadata(), fs::metadata(path)) {
         (Ok(open), Ok(named)) => open.ino() == named.ino() && open.dev() == named.dev(),
@@ -86,7 +86,7 @@ fn still_there(file: &File, path: &Path) -> bool {
 }
 
 #[cfg(not(unix))]
-fn still_there(_file: &File, path: &Path) -> bool {
+pub(super) fn still_there(_file: &File, path: &Path) -> bool {
     path.exists()
 }
 
