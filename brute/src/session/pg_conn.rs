@@ -304,3 +304,7 @@ impl TxConn {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "pg_conn_tests.rs"]
+mod tests;
