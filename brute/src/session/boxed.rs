@@ -332,3 +332,7 @@ impl<S: SessionStore> DynLease for Leased<S> {
         self.store.set_spend(&mut self.lease, spend);
     }
 }
+
+#[cfg(test)]
+#[path = "boxed_tests.rs"]
+mod tests;
