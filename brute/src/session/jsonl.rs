@@ -435,3 +435,7 @@ fn list(dir: &Path) -> Result<Vec<String>, SessionError> {
     ids.sort();
     Ok(ids)
 }
+
+#[cfg(test)]
+#[path = "jsonl_tests.rs"]
+mod tests;
