@@ -209,3 +209,7 @@ pub(crate) fn from_unix_ms(ms: Option<i64>) -> Option<SystemTime> {
     let ms = u64::try_from(ms?).ok()?;
     SystemTime::UNIX_EPOCH.checked_add(Duration::from_millis(ms))
 }
+
+#[cfg(test)]
+#[path = "retention_tests.rs"]
+mod tests;
