@@ -185,4 +185,25 @@ mod tests {
         assert_eq!(history[1].idempotency_keys(), ["d"]);
         assert!(matches!(check(&mut history, &env, "s"), Ok(false)));
     }
+    #[test]
+    fn a_turn_is_finished_by_an_answer_after_its_keyed_message() {
+        let mut history = vec![
+            Message::user("earlier"),
+            Message::assistant("reply"),
+            Message::user("go").with_idempotency_key("k"),
+        ];
+        assert_eq!(
+            keyed_turn(&history, "k"),
+            Some((2, 3, KeyedTurn::Unfinished))
+        );
+        history.push(Message::assistant("done"));
+        assert_eq!(keyed_turn(&history, "k"), Some((2, 4, KeyedTurn::Finished)));
+        // A keyed message that is itself an answer: nothing after it answered the
+        // request it carries.
+        let reply = vec![
+            Message::user("go"),
+            Message::assistant("x").with_idempotency_key("d"),
+        ];
+        assert_eq!(keyed_turn(&reply, "d"), Some((1, 2, KeyedTurn::Unfinished)));
+    }
 }

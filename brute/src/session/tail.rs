@@ -228,13 +228,7 @@ mod tests {
 
     #[test]
     fn a_rewrite_cut_short_by_a_crash_is_finished_by_the_next_open_and_read() {
-        let dir = tempfile_dir("crash");
-        let path = dir.join("s.jsonl");
-        let (mut file, _) = SessionFile::open(&path).expect("opened");
-        file.append(&[Message::user("a"), Message::assistant("b")])
-            .expect("appended");
-        let offset = file.starts[1];
-        drop(file);
+        let (dir, path, offset) = two_messages("crash");
         // The crash: the record is durable, the file cut but its tail not written.
         let tail = line(&Message::assistant("B"));
         write_record(&redo_path(&path), offset, &tail).expect("record");
@@ -255,13 +249,7 @@ mod tests {
 
     #[test]
     fn a_record_torn_by_a_crash_leaves_the_session_as_it_was() {
-        let dir = tempfile_dir("torn");
-        let path = dir.join("s.jsonl");
-        let (mut file, _) = SessionFile::open(&path).expect("opened");
-        file.append(&[Message::user("a"), Message::assistant("b")])
-            .expect("appended");
-        let offset = file.starts[1];
-        drop(file);
+        let (dir, path, offset) = two_messages("torn");
         let tail = line(&Message::assistant("B"));
         write_record(&redo_path(&path), offset, &tail).expect("record");
         let redo = redo_path(&path);
@@ -270,6 +258,65 @@ mod tests {
         let (_file, loaded) = SessionFile::open(&path).expect("opened");
         assert_eq!(contents(&loaded), ["a", "b"]);
         assert!(!redo.exists());
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A session file of "a" and "b" in a fresh directory: the directory, the file, and
+    /// the offset where "b" starts.
+    fn two_messages(name: &str) -> (PathBuf, PathBuf, u64) {
+        let dir = tempfile_dir(name);
+        let path = dir.join("s.jsonl");
+        let (mut file, _) = SessionFile::open(&path).expect("opened");
+        file.append(&[Message::user("a"), Message::assistant("b")])
+            .expect("appended");
+        let offset = file.starts[1];
+        drop(file);
+        (dir, path, offset)
+    }
+
+    #[test]
+    fn a_record_written_before_the_cut_is_finished_and_one_past_the_end_thrown_away() {
+        let (dir, path, offset) = two_messages("before-cut");
+        let tail = line(&Message::assistant("B"));
+        write_record(&redo_path(&path), offset, &tail).expect("record");
+        let (file, loaded) = SessionFile::open(&path).expect("recovered");
+        assert_eq!(contents(&loaded), ["a", "B"]);
+        assert!(!redo_path(&path).exists());
+        drop(file);
+        // A record whose offset is past the end is of a file replaced meanwhile.
+        let len = fs::metadata(&path).expect("metadata").len();
+        write_record(&redo_path(&path), len + 5, &tail).expect("record");
+        let (_file, loaded) = SessionFile::open(&path).expect("opened");
+        assert_eq!(contents(&loaded), ["a", "B"]);
+        assert_eq!(fs::metadata(&path).expect("metadata").len(), len);
+        assert!(!redo_path(&path).exists());
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_redo_record_that_cannot_be_opened_or_removed_is_an_error() {
+        // Neither a permission bit (root passes every one) nor a missing file: a
+        // socket where the record should be cannot be opened (ENXIO), a directory
+        // cannot be removed as a file (EISDIR).
+        let (dir, path, _) = two_messages("unopenable");
+        let socket = std::os::unix::net::UnixListener::bind(redo_path(&path)).expect("bound");
+        let refused = SessionFile::read(&path).err().map(|e| e.to_string());
+        assert!(
+            refused
+                .as_ref()
+                .is_some_and(|e| e.contains("read the redo record")),
+            "{refused:?}"
+        );
+        drop(socket);
+        fs::remove_file(redo_path(&path)).expect("socket removed");
+        fs::create_dir(redo_path(&path)).expect("a directory");
+        let refused = discard(&path).err().map(|e| e.to_string());
+        assert!(
+            refused
+                .as_ref()
+                .is_some_and(|e| e.contains("remove the redo record")),
+            "{refused:?}"
+        );
         fs::remove_dir_all(&dir).ok();
     }
 

@@ -289,4 +289,40 @@ mod tests {
     fn a_turn_that_stored_nothing_leaves_the_session_alone() {
         assert_eq!(held().ending(), Abandoned::Nothing);
     }
+    #[tokio::test]
+    async fn the_writer_counts_the_messages_of_the_turn_it_stored() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let store = crate::session::BoxStore::new(crate::session::JsonlStore::new(dir.path()));
+        let (mut lease, _) = store.open_dyn("s").await.expect("opened");
+        let m = Message::user;
+        lease
+            .append(&[m("earlier"), m("reply")])
+            .await
+            .expect("stored");
+        let turn = TurnLease::new(lease, 2);
+        let mut writer = turn.writer();
+        let new = [Message::system("s"), m("a"), m("b")];
+        writer
+            .save(Changes::Appended(&new))
+            .await
+            .expect("appended");
+        assert_eq!(turn.durable(), 2, "a system message counted");
+        let tail = [m("B"), m("c")];
+        let rewrite = Changes::Rewritten {
+            from: 3,
+            messages: &tail,
+        };
+        writer.save(rewrite).await.expect("rewritten");
+        assert_eq!(turn.durable(), 3);
+        turn.take()
+            .expect("the lease")
+            .release()
+            .await
+            .expect("released");
+        let stored = crate::session::SessionStore::load(&store, "s")
+            .await
+            .expect("loaded");
+        let texts: Vec<_> = stored.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(texts, ["earlier", "reply", "a", "B", "c"]);
+    }
 }

@@ -538,4 +538,51 @@ mod tests {
         );
         assert_eq!(m[2], Message::tool_result("a", INTERRUPTED_TOOL_CALL));
     }
+    #[test]
+    fn the_quick_pass_finds_nothing_in_valid_histories() {
+        // Its promise is the cost: a valid history (the common case) is never scanned.
+        let histories = [
+            vec![Message::user("hi"), Message::assistant("hello")],
+            vec![
+                Message::user("go"),
+                calls(&["a", "b"]),
+                Message::tool_result("b", "2"),
+                Message::tool_result("a", "1"),
+                Message::assistant("done"),
+                Message::user("again"),
+                calls(&["c"]),
+                Message::tool_result("c", "3"),
+            ],
+        ];
+        for history in &histories {
+            assert!(!needs_repair(history), "{history:?}");
+            assert!(check_history(history).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_fresh_id_is_one_no_message_uses() {
+        // "a" is reused by the third reply, and "a~2" is taken by the second: the
+        // fresh id is "a~3".
+        let mut m = vec![
+            Message::user("go"),
+            calls(&["a"]),
+            Message::tool_result("a", "1"),
+            calls(&["a~2"]),
+            Message::tool_result("a~2", "2"),
+            calls(&["a"]),
+            Message::tool_result("a", "3"),
+        ];
+        let r = repair(&mut m, Validation::Repair).unwrap();
+        assert_eq!(
+            r.problems,
+            [Problem::ReusedCallId {
+                message: 6,
+                id: "a".into(),
+                first: 2
+            }]
+        );
+        assert_eq!(m[5].tool_calls[0].id, "a~3");
+        assert_eq!(m[6].tool_call_id.as_deref(), Some("a~3"));
+    }
 }
