@@ -216,7 +216,10 @@ fn scale_no_faults() {
 fn scale_sigkill_mid_stream_and_mid_tool_call() {
     let run = run(
         "scale_sigkill_mid_stream_and_mid_tool_call",
-        shape(60),
+        // Three faults, each waiting for a takeover bound by the lease's expiry, while
+        // the workload runs on: on an idle machine 60 sessions ended before the second
+        // fault could find 20 more tool executions. 180 leave each fault a third.
+        shape(180),
         &[
             (Fault::Kill, 0),
             (Fault::KillMidStream, 1),
