@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use brute::session::{DecisionKey, KeyedTurn, ResumeKeyed, SessionId, SessionStore, keyed_turn};
+use brute::session::{DecisionKey, KeyedTurn, ResumeKeyed, SessionId, keyed_turn};
 use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use brute::{BoxAgent, Env, Message};
 use serde::Deserialize;
@@ -69,6 +69,7 @@ pub(crate) struct CallPath {
             headers(("Retry-After" = String, description = "Seconds to wait before a retry with the same key"))),
         (status = 422, description = "The `Idempotency-Key` was used for another decision", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+        (status = 504, description = "The store did not answer within the request timeout", body = crate::error::ErrorBody<'_>),
     ),
 )]
 pub(crate) async fn post(
@@ -85,15 +86,7 @@ pub(crate) async fn post(
     let name = which.agent.as_deref().filter(|name| !name.is_empty());
     let agent = shared.agent(name)?.clone();
     let Some(key) = key else {
-        pending(
-            &shared
-                .sessions
-                .load(&id)
-                .await
-                .map_err(|e| ApiError::store(&id, &e))?,
-            &id,
-            &call_id,
-        )?;
+        pending(&shared.history(&id).await?, &id, &call_id)?;
         let env = decision(&agent, &id, &call_id, &verdict);
         let started = runner::start(&shared, agent, env, &id, None).await?;
         return Ok(idempotency::running(started, json).await);
@@ -101,11 +94,7 @@ pub(crate) async fn post(
     let record = idempotency::decision_record(&key, &call_id, &verdict);
     let mut last = None;
     for _ in 0..idempotency::ATTEMPTS {
-        let history = shared
-            .sessions
-            .load(&id)
-            .await
-            .map_err(|e| ApiError::store(&id, &e))?;
+        let history = shared.history(&id).await?;
         let waits = pending_approvals(&history).iter().any(|c| c.id == call_id);
         let stored = idempotency::stored_decision(&history, &key);
         // A key the session holds belongs to an attempt that got there first: while a

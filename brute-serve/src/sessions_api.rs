@@ -48,11 +48,7 @@ pub(crate) async fn get(
     Path(id): Path<String>,
 ) -> Result<axum::response::Response, ApiError> {
     crate::session_id::check(&id).map_err(ApiError::invalid)?;
-    let load = shared.sessions.load(&id);
-    let messages = tokio::time::timeout(shared.timeout, load)
-        .await
-        .map_err(|_| ApiError::timeout("loading the session", shared.timeout))?
-        .map_err(|e| ApiError::store(&id, &e))?;
+    let messages = shared.history(&id).await?;
     if messages.is_empty() {
         return Err(ApiError::not_found(format!("no session `{id}`")));
     }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use brute::BoxAgent;
-use brute::session::BoxStore;
+use brute::session::{BoxStore, SessionStore};
+use brute::{BoxAgent, Message};
 use tokio_util::task::TaskTracker;
 
 use crate::error::ApiError;
@@ -49,6 +49,17 @@ impl Shared {
                 .filter(|n| *n != self.default_agent),
         );
         names
+    }
+
+    /// The stored history of session `id`, read under the request timeout: what every
+    /// handler that looks at a session before its turn reads. A store that fails is
+    /// [`ApiError::store`] (its own text goes to the log only), one that does not
+    /// answer within the timeout [`ApiError::timeout`] (504).
+    pub(crate) async fn history(&self, id: &str) -> Result<Vec<Message>, ApiError> {
+        tokio::time::timeout(self.timeout, self.sessions.load(id))
+            .await
+            .map_err(|_| ApiError::timeout("loading the session", self.timeout))?
+            .map_err(|e| ApiError::store(id, &e))
     }
 
     /// The agent named `name`, or the first one registered.

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use brute::Message;
-use brute::session::{KeyedTurn, ResumeKeyed, SessionId, SessionStore, keyed_turn};
+use brute::session::{KeyedTurn, ResumeKeyed, SessionId, keyed_turn};
 use serde::Deserialize;
 
 use crate::error::{ApiError, parse};
@@ -53,6 +53,7 @@ pub(crate) struct TurnRequest {
             headers(("Retry-After" = String, description = "Seconds to wait before a retry with the same key"))),
         (status = 422, description = "The `Idempotency-Key` was used for another input", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
+        (status = 504, description = "The store did not answer within the request timeout", body = crate::error::ErrorBody<'_>),
     ),
 )]
 pub(crate) async fn post(
@@ -75,11 +76,7 @@ pub(crate) async fn post(
     };
     let mut last = None;
     for _ in 0..idempotency::ATTEMPTS {
-        let history = shared
-            .sessions
-            .load(&id)
-            .await
-            .map_err(|e| ApiError::store(&id, &e))?;
+        let history = shared.history(&id).await?;
         let mut env = agent.env();
         env.extensions.insert(SessionId(id.clone()));
         match keyed_turn(&history, &key) {

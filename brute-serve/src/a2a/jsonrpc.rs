@@ -13,7 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use brute::session::{SessionId, SessionStore};
+use brute::session::SessionId;
 use brute::stream::{ApprovalDecision, pending_approvals};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -24,7 +24,6 @@ use super::run;
 use super::shared::A2a;
 use super::tasks::{self, Live, TaskRef};
 use super::wire::{self, SendParams, StreamResponse, Task, TaskParams, TaskState, TaskStatus};
-use crate::error::ApiError;
 
 /// `POST /a2a`: a request to the default agent.
 #[utoipa::path(
@@ -186,11 +185,7 @@ pub(crate) fn parse<T: DeserializeOwned>(params: Value) -> Result<T, A2aError> {
 }
 
 async fn load(a2a: &A2a, session: &str) -> Result<Vec<brute::Message>, A2aError> {
-    a2a.shared
-        .sessions
-        .load(session)
-        .await
-        .map_err(|e| ApiError::store(session, &e).into())
+    Ok(a2a.shared.history(session).await?)
 }
 
 /// `SendMessage`, or `SendStreamingMessage` when `stream` holds the request id: a

@@ -11,7 +11,7 @@
 //! refusal: the run ends with `RUN_ERROR`.
 
 use brute::model::ToolSpec;
-use brute::session::{SessionId, SessionStore};
+use brute::session::SessionId;
 use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use brute::tools::ClientTools;
 use brute::{Env, Message, Role};
@@ -112,11 +112,7 @@ pub(crate) async fn answers(
     front: &FrontEnd,
     progress: &mut Progress,
 ) -> Result<Result<Vec<Answer>, String>, ApiError> {
-    let history = shared
-        .sessions
-        .load(thread)
-        .await
-        .map_err(|e| ApiError::store(thread, &e))?;
+    let history = shared.history(thread).await?;
     let pending = pending_approvals(&history);
     for call in &pending {
         progress.saw(call);
