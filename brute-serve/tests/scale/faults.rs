@@ -50,7 +50,7 @@ async fn patient<T>(what: &str, future: impl Future<Output = T>) -> T {
 async fn executions(topology: &mut Topology, more: usize) {
     let target = *topology.executions.borrow() + more;
     patient(
-        "progress of the workload (if every request was answered, the workload ended before this fault: give the test more sessions)",
+        "progress of the workload",
         topology.executions.wait_for(|n| *n >= target),
     )
     .await

@@ -3,6 +3,7 @@
 //! retried with the same `Idempotency-Key` on a dropped connection, a 409 or a 5xx.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -53,6 +54,9 @@ pub struct Progress {
     /// The upstream of each answer's first part, in order.
     pub first_items: Mutex<Vec<String>>,
     pub notify: Notify,
+    /// Set once the run's last fault is injected: until then the workload starts new
+    /// sessions past its `sessions`, so that every fault finds the progress it waits for.
+    faults_over: AtomicBool,
 }
 
 impl Progress {
@@ -69,6 +73,12 @@ impl Progress {
             }
             notified.await;
         }
+    }
+
+    /// Says that the run injects no more faults: the workload starts no session past
+    /// its `sessions` from now on.
+    pub fn faults_over(&self) {
+        self.faults_over.store(true, Ordering::SeqCst);
     }
 
     /// How many first parts have come so far.
@@ -91,6 +101,8 @@ impl Progress {
 /// The shape of a run's workload.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
+    /// The sessions the workload runs at least; more while faults remain to be
+    /// injected ([`Progress::faults_over`]).
     pub sessions: usize,
     pub turns: usize,
     /// Sessions in flight at once.
@@ -115,6 +127,10 @@ pub fn prompt(n: usize, t: usize) -> String {
     format!("s{n:04} t{t}{gated}")
 }
 
+/// The most sessions of one run, faults or not (a bound, never reached by a run
+/// whose faults end).
+const MAX_SESSIONS: usize = 100_000;
+
 /// Runs the workload; every request's record.
 pub async fn run(base: String, shape: Shape, progress: Arc<Progress>) -> Vec<Record> {
     let client = reqwest::Client::builder()
@@ -124,7 +140,12 @@ pub async fn run(base: String, shape: Shape, progress: Arc<Progress>) -> Vec<Rec
         .unwrap();
     let base: Arc<str> = Arc::from(base.as_str());
     let deadline = Instant::now() + shape.deadline;
-    let sessions = futures_util::stream::iter(0..shape.sessions).map(|n| {
+    // A workload that ended before a fault would leave that fault waiting for
+    // progress that never comes: sessions go on starting until the faults are over.
+    let over = progress.clone();
+    let ids = (0..MAX_SESSIONS)
+        .take_while(move |n| *n < shape.sessions || !over.faults_over.load(Ordering::SeqCst));
+    let sessions = futures_util::stream::iter(ids).map(|n| {
         let client = client.clone();
         let base = base.clone();
         let progress = progress.clone();
