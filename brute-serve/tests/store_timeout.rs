@@ -1,7 +1,8 @@
 //! A store that stops answering never holds a request past the server's timeout:
 //! every route that reads a session before its turn (the history, a keyed turn, a
 //! decision with or without a key, an AG-UI run that answers a front-end call)
-//! answers 504 `timeout`, naming the timeout, with nothing of the store.
+//! answers 504 `timeout`, naming the timeout, with nothing of the store; A2A's
+//! `SendMessage` answers its JSON-RPC internal error, naming it too.
 
 #![allow(clippy::unwrap_used)]
 
@@ -140,4 +141,19 @@ async fn every_route_that_reads_a_session_answers_504_when_the_store_stalls() {
         }),
     );
     assert_timeout("an AG-UI answer", answer(run).await);
+
+    // A2A's `SendMessage` reads the context's session to number the task's turn: a
+    // JSON-RPC internal error naming the timeout.
+    let send = post(
+        &client,
+        format!("{base}/a2a"),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+            "messageId": "m1", "role": "ROLE_USER", "contextId": "s", "parts": [{"text": "hi"}]
+        }}}),
+    )
+    .header("a2a-version", "1.0");
+    let (_, body) = answer(send).await;
+    assert_eq!(body["error"]["code"], -32603, "A2A SendMessage: {body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("300ms"), "A2A SendMessage: {body}");
 }
