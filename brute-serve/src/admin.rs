@@ -23,17 +23,15 @@ use crate::state::{Shared, SharedArchive};
 /// What an error of a store-wide operation names as its session.
 const ALL: &str = "(all)";
 
-/// Runs a store operation under the request timeout; `what` names it in a 504.
+/// Runs a store operation under the request timeout ([`Shared::timed`]); `what`
+/// names it in a 504, a failure is [`answer`]ed for session `id`.
 async fn timed<T>(
     shared: &Shared,
     what: &str,
     id: &str,
     work: impl Future<Output = Result<T, SessionError>>,
 ) -> Result<T, ApiError> {
-    tokio::time::timeout(shared.timeout, work)
-        .await
-        .map_err(|_| ApiError::timeout(what, shared.timeout))?
-        .map_err(|e| answer(id, &e))
+    shared.timed(what, work, |e| answer(id, e)).await
 }
 
 /// A refused fork, rewind or prune as the client sees it; anything else as any

@@ -81,9 +81,8 @@ pub(crate) async fn delete(
 ) -> Result<StatusCode, ApiError> {
     crate::session_id::check(&id).map_err(ApiError::invalid)?;
     let delete = shared.sessions.delete(&id);
-    tokio::time::timeout(shared.timeout, delete)
-        .await
-        .map_err(|_| ApiError::timeout("deleting the session", shared.timeout))?
-        .map_err(|e| ApiError::store(&id, &e))?;
+    shared
+        .timed("deleting the session", delete, |e| ApiError::store(&id, e))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use brute::session::{BoxStore, SessionStore};
+use brute::session::{BoxStore, SessionError, SessionStore};
 use brute::{BoxAgent, Message};
 use tokio_util::task::TaskTracker;
 
@@ -51,15 +51,28 @@ impl Shared {
         names
     }
 
-    /// The stored history of session `id`, read under the request timeout: what every
-    /// handler that looks at a session before its turn reads. A store that fails is
-    /// [`ApiError::store`] (its own text goes to the log only), one that does not
-    /// answer within the timeout [`ApiError::timeout`] (504).
-    pub(crate) async fn history(&self, id: &str) -> Result<Vec<Message>, ApiError> {
-        tokio::time::timeout(self.timeout, self.sessions.load(id))
+    /// Runs a store operation under the request timeout: one that does not answer in
+    /// time is [`ApiError::timeout`] (504, naming `what`), a failure what `error` makes
+    /// of it (most often [`ApiError::store`], whose own text goes to the log only).
+    pub(crate) async fn timed<T>(
+        &self,
+        what: &str,
+        work: impl Future<Output = Result<T, SessionError>>,
+        error: impl FnOnce(&SessionError) -> ApiError,
+    ) -> Result<T, ApiError> {
+        tokio::time::timeout(self.timeout, work)
             .await
-            .map_err(|_| ApiError::timeout("loading the session", self.timeout))?
-            .map_err(|e| ApiError::store(id, &e))
+            .map_err(|_| ApiError::timeout(what, self.timeout))?
+            .map_err(|e| error(&e))
+    }
+
+    /// The stored history of session `id`, read under the request timeout
+    /// ([`Shared::timed`]): what every handler that looks at a session before its
+    /// turn reads.
+    pub(crate) async fn history(&self, id: &str) -> Result<Vec<Message>, ApiError> {
+        let load = self.sessions.load(id);
+        self.timed("loading the session", load, |e| ApiError::store(id, e))
+            .await
     }
 
     /// The agent named `name`, or the first one registered.
