@@ -185,6 +185,7 @@ mod tests {
         assert_eq!(history[1].idempotency_keys(), ["d"]);
         assert!(matches!(check(&mut history, &env, "s"), Ok(false)));
     }
+
     #[test]
     fn a_turn_is_finished_by_an_answer_after_its_keyed_message() {
         let mut history = vec![

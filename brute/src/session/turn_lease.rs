@@ -289,6 +289,7 @@ mod tests {
     fn a_turn_that_stored_nothing_leaves_the_session_alone() {
         assert_eq!(held().ending(), Abandoned::Nothing);
     }
+
     #[tokio::test]
     async fn the_writer_counts_the_messages_of_the_turn_it_stored() {
         let dir = tempfile::tempdir().expect("a directory");

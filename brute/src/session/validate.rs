@@ -538,6 +538,7 @@ mod tests {
         );
         assert_eq!(m[2], Message::tool_result("a", INTERRUPTED_TOOL_CALL));
     }
+
     #[test]
     fn the_quick_pass_finds_nothing_in_valid_histories() {
         // Its promise is the cost: a valid history (the common case) is never scanned.
