@@ -99,3 +99,74 @@ fn a_single_tool_call_with_an_empty_id_gets_an_id_its_result_answers() {
             assert_eq!(results, ids, "every result answers its own call");
         });
 }
+
+/// Calls `echo` twice per turn, always with the id `same`: once per reply, over two
+/// replies of a turn and over turns of a session. Every stored call must still get an
+/// id of its own, and every result must answer its own call, across replies and across
+/// turns (the check reads the session's index of ids, not a scan of the history).
+#[test]
+fn an_id_repeated_across_replies_and_turns_is_refused_and_renamed() {
+    let dir = temp_dir();
+    let root = temp_dir();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let store = AnyStore::open(
+                "jsonl",
+                dir.path().to_str().unwrap(),
+                Duration::from_secs(60),
+            )
+            .await;
+            let model = ScriptedModel::from_fn(|env| {
+                let results = env
+                    .messages
+                    .iter()
+                    .rev()
+                    .take_while(|m| m.role != Role::User)
+                    .filter(|m| m.role == Role::Tool)
+                    .count();
+                if results < 2 {
+                    Message::tool_calls(
+                        "",
+                        vec![ToolCall::new(
+                            "same",
+                            "echo",
+                            serde_json::json!({ "text": format!("call {results}") }),
+                        )],
+                    )
+                } else {
+                    Message::assistant("done")
+                }
+            });
+            let agent = brute_agent! {
+                use SessionLog { store: store.store(), session: "same" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 5 };
+                use DefaultToolPipeline { tools: (Echo,), root: root.path() };
+                run model;
+            };
+            for prompt in ["first", "second", "third"] {
+                let outcome = agent.start(prompt).await.unwrap();
+                assert_eq!(outcome.text(), Some("done"), "{prompt}");
+            }
+            let stored = store.load("same").await;
+            assert_eq!(check_history(&stored), [], "{stored:#?}");
+            let mut ids: Vec<&str> = stored
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .map(|c| c.id.as_str())
+                .collect();
+            assert_eq!(ids.len(), 6, "{ids:?}");
+            assert_eq!(ids[0], "same", "the first use of an id keeps it");
+            let results: Vec<&str> = stored
+                .iter()
+                .filter_map(|m| m.tool_call_id.as_deref())
+                .collect();
+            assert_eq!(results, ids, "every result answers its own call");
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), 6, "an id is used twice: {ids:?}");
+        });
+}

@@ -5,6 +5,7 @@
 //! persistence layer of the stack (see [`Persist`] for the route a message travels to
 //! the session file).
 
+mod call_index;
 mod extensions;
 mod listeners;
 mod persist;

@@ -13,6 +13,7 @@
 use std::fmt;
 use std::ops::Deref;
 
+use super::call_index::CallIndex;
 use crate::message::{Message, Role};
 
 /// The conversation so far, oldest first, recording what changes.
@@ -50,6 +51,10 @@ pub struct Transcript {
     recorded: usize,
     /// One entry per rewrite, in order: the lowest position of the record it touched.
     rewrites: Rewrites,
+    /// The tool-call ids of the messages, built on the first read of
+    /// [`call_ids`](Self::call_ids) and kept up to date by every change after it
+    /// (dropped by a free edit): a pointer until then, as for `rewrites`.
+    calls: Option<Box<CallIndex>>,
 }
 
 /// The rewrites of a transcript: a pointer until the first one, so that the env, which
@@ -158,6 +163,11 @@ impl Transcript {
     /// Inserts `message` at `index` (panics past the end, like `Vec::insert`). A
     /// message of the record inserted before another one of the record is a rewrite.
     pub fn insert(&mut self, index: usize, message: Message) {
+        if let Some(calls) = self.calls.as_deref_mut()
+            && index < calls.covered()
+        {
+            calls.insert(&message);
+        }
         if message.role != Role::System {
             let position = self.position_of(index);
             if position < self.recorded {
@@ -179,6 +189,7 @@ impl Transcript {
 
     /// Records a rewrite of the whole record, after the messages changed freely.
     fn rewritten_whole(&mut self) {
+        self.calls = None;
         self.recorded = self
             .messages
             .iter()
@@ -216,6 +227,12 @@ impl Transcript {
         if last.role != Role::System {
             self.rewrites.push(self.recorded - 1);
         }
+        // Its calls may change: the index counts them again on its next read.
+        if let Some(calls) = self.calls.as_deref_mut()
+            && calls.covered() == self.messages.len()
+        {
+            calls.uncover([last]);
+        }
         self.messages.last_mut()
     }
 
@@ -229,18 +246,38 @@ impl Transcript {
         if position < self.recorded {
             self.rewrites.push(position);
         }
+        if let Some(calls) = self.calls.as_deref_mut()
+            && calls.covered() > len
+        {
+            calls.uncover(self.messages[len..calls.covered()].iter().rev());
+        }
         self.messages.truncate(len);
         self.recorded = position;
     }
 
     /// Removes the last message and returns it; a rewrite when a store held it.
     pub fn pop(&mut self) -> Option<Message> {
+        if let Some(calls) = self.calls.as_deref_mut()
+            && calls.covered() == self.messages.len()
+        {
+            calls.uncover(self.messages.last());
+        }
         let message = self.messages.pop()?;
         if message.role != Role::System {
             self.recorded -= 1;
             self.rewrites.push(self.recorded);
         }
         Some(message)
+    }
+
+    /// The index of the tool-call ids of every message, brought up to date: built on
+    /// the first call (one pass over the conversation, as a loaded history is), then
+    /// kept by every change, so that checking a reply's ids costs the same on the
+    /// thousandth message as on the first.
+    pub(crate) fn call_ids(&mut self) -> &CallIndex {
+        let calls = self.calls.get_or_insert_with(|| Box::new(CallIndex::new()));
+        calls.catch_up(&self.messages);
+        calls
     }
 
     /// Reserves room for `additional` more messages.
@@ -370,6 +407,7 @@ impl Clone for Transcript {
             messages: self.messages.clone(),
             recorded: self.recorded,
             rewrites: Rewrites::default(),
+            calls: None,
         }
     }
 }
@@ -398,6 +436,7 @@ impl From<Vec<Message>> for Transcript {
             messages,
             recorded,
             rewrites: Rewrites::default(),
+            calls: None,
         }
     }
 }

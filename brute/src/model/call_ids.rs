@@ -8,16 +8,16 @@
 
 use std::collections::HashSet;
 
+use crate::env::Transcript;
 use crate::message::Message;
 
 /// The ids that `history` has used, when `reply` has calls that need fixing against
 /// them: `None` when every call of `reply` has an id of its own that the history has
-/// not used (the common case: checked by comparing in place, with nothing copied or
-/// allocated), or when it has no calls.
-pub(crate) fn taken_by<'a, H>(history: H, reply: &Message) -> Option<HashSet<String>>
-where
-    H: IntoIterator<Item = &'a Message> + Clone,
-{
+/// not used (the common case: checked against the transcript's index of call ids, in
+/// time independent of the history's length, with nothing copied), or when it has no
+/// calls. Only a reply that repeats an id (or one whose id's hash collides with a
+/// stored one's) reads the whole history.
+pub(crate) fn taken_by(history: &mut Transcript, reply: &Message) -> Option<HashSet<String>> {
     let calls = &reply.tool_calls;
     if calls.is_empty() {
         return None;
@@ -26,23 +26,19 @@ where
         .iter()
         .enumerate()
         .all(|(n, call)| !call.id.is_empty() && calls[..n].iter().all(|c| c.id != call.id));
-    let used = |id: &str| calls.iter().any(|call| call.id == id);
-    if own
-        && !history
-            .clone()
-            .into_iter()
-            .flat_map(|message| message.tool_calls.iter())
-            .any(|call| used(&call.id))
-    {
-        return None;
+    if own {
+        let index = history.call_ids();
+        if !calls.iter().any(|call| index.may_hold(&call.id)) {
+            return None;
+        }
     }
-    Some(
-        history
-            .into_iter()
-            .flat_map(|message| message.tool_calls.iter())
-            .map(|call| call.id.clone())
-            .collect(),
-    )
+    let taken: HashSet<String> = history
+        .iter()
+        .flat_map(|message| message.tool_calls.iter())
+        .map(|call| call.id.clone())
+        .collect();
+    let clash = !own || calls.iter().any(|call| taken.contains(&call.id));
+    clash.then_some(taken)
 }
 
 /// Gives every call of `reply` an id not in `taken` (the history's, [`taken_by`]) and
@@ -79,11 +75,12 @@ mod tests {
     }
 
     fn make_unique<'a>(
-        history: impl IntoIterator<Item = &'a Message> + Clone,
+        history: impl IntoIterator<Item = &'a Message>,
         reply: &mut Message,
         pass: u32,
     ) {
-        super::make_unique(taken_by(history, reply), reply, pass);
+        let mut history: Transcript = history.into_iter().cloned().collect();
+        super::make_unique(taken_by(&mut history, reply), reply, pass);
     }
 
     fn ids(message: &Message) -> Vec<&str> {
@@ -92,13 +89,48 @@ mod tests {
 
     #[test]
     fn free_ids_are_checked_without_collecting_the_history() {
-        let history = [reply(&["a"]), reply(&["b", "c"])];
-        assert!(taken_by(&history, &reply(&["d", "e"])).is_none());
-        assert!(taken_by(&history, &Message::assistant("no calls")).is_none());
+        let mut history = Transcript::from(vec![reply(&["a"]), reply(&["b", "c"])]);
+        assert!(taken_by(&mut history, &reply(&["d", "e"])).is_none());
+        assert!(taken_by(&mut history, &Message::assistant("no calls")).is_none());
         for clash in [&["c"][..], &["d", "d"], &["d", ""]] {
-            let taken = taken_by(&history, &reply(clash));
+            let taken = taken_by(&mut history, &reply(clash));
             assert_eq!(taken.map(|t| t.len()), Some(3), "{clash:?}");
         }
+    }
+
+    #[test]
+    fn the_index_follows_every_change_of_the_transcript() {
+        let mut history = Transcript::from(vec![Message::user("hi"), reply(&["a"])]);
+        assert!(taken_by(&mut history, &reply(&["a"])).is_some());
+        // Appended after the index was built.
+        history.push(reply(&["b"]));
+        assert!(taken_by(&mut history, &reply(&["b"])).is_some());
+        // Removed: free again.
+        history.pop();
+        assert!(taken_by(&mut history, &reply(&["b"])).is_none());
+        // The last message's calls changed in place.
+        if let Some(last) = history.last_mut() {
+            last.tool_calls[0].id = "renamed".into();
+        }
+        assert!(taken_by(&mut history, &reply(&["a"])).is_none());
+        assert!(taken_by(&mut history, &reply(&["renamed"])).is_some());
+        // Inserted before indexed messages.
+        history.insert(0, reply(&["first"]));
+        assert!(taken_by(&mut history, &reply(&["first"])).is_some());
+        // Cut, then changed freely.
+        history.truncate(1);
+        assert!(taken_by(&mut history, &reply(&["renamed"])).is_none());
+        assert!(taken_by(&mut history, &reply(&["first"])).is_some());
+        history.edit(|messages| messages[0].tool_calls[0].id = "edited".into());
+        assert!(taken_by(&mut history, &reply(&["first"])).is_none());
+        assert!(taken_by(&mut history, &reply(&["edited"])).is_some());
+        // Taken out and put back unchanged, then replaced.
+        let out = history.take_out();
+        history.put_back(out, false);
+        assert!(taken_by(&mut history, &reply(&["edited"])).is_some());
+        history.replace(vec![reply(&["new"])]);
+        assert!(taken_by(&mut history, &reply(&["edited"])).is_none());
+        assert!(taken_by(&mut history, &reply(&["new"])).is_some());
     }
 
     #[test]
