@@ -2,7 +2,7 @@
 //! message of the turn durable, through a [`Store`].
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::boxed::{DynLease, Leased, Store};
 use super::error::SessionError;
@@ -88,7 +88,9 @@ use crate::trace::traced;
 ///   [`ABANDONED_APPROVAL`](super::ABANDONED_APPROVAL), the conversation having gone
 ///   on without a decision); this layer writes back what that changed.
 /// - **Off the runtime**: no store blocks a runtime thread (files are written on
-///   writer threads that share fsyncs between concurrent turns).
+///   writer threads that share fsyncs between concurrent turns). The default file
+///   store is built once, by the first turn, and shared by every later turn and every
+///   clone of the layer: one writer pool, whatever the number of turns or sessions.
 /// - **Bad input**: a corrupt or non-UTF-8 line is a [`SessionError`] naming the file
 ///   and the line, a path that is not a regular file (a FIFO) is refused; the session
 ///   is left untouched.
@@ -161,6 +163,11 @@ pub struct SessionLog<A> {
     session: String,
     /// What loading does with a history that breaks the tool-call rules.
     validation: Validation,
+    /// The default store, built by the first turn that uses a session file and shared
+    /// by every later turn and every clone of the layer: one writer pool (whose fsyncs
+    /// concurrent turns share), not one per turn.
+    #[middleware(state)]
+    files: Arc<OnceLock<Arc<JsonlStore>>>,
 }
 
 /// The session file of one turn, overriding `SessionLog`'s `path` option (and its
@@ -315,7 +322,7 @@ impl<A: Handler<Env>> SessionLog<A> {
     ) -> Result<(Box<dyn DynLease>, Vec<Message>), SessionError> {
         match target {
             Target::Path(path) => {
-                let store = Arc::new(JsonlStore::paths(self.sync));
+                let store = self.files().clone();
                 let (lease, messages) = store.open_path(path).await?;
                 Ok((Box::new(Leased { store, lease }), messages))
             }
@@ -325,6 +332,12 @@ impl<A: Handler<Env>> SessionLog<A> {
                 Box::pin(self.open(Target::Path(path))).await
             }
         }
+    }
+
+    /// The store of session files, built on its first use.
+    fn files(&self) -> &Arc<JsonlStore> {
+        self.files
+            .get_or_init(|| Arc::new(JsonlStore::paths(self.sync)))
     }
 
     /// The turn with the session loaded and saved, inside the layer's span (`record`).
@@ -481,3 +494,7 @@ struct Settled {
     changed: bool,
     refused: Option<crate::stop::ApprovalError>,
 }
+
+#[cfg(test)]
+#[path = "log_tests.rs"]
+mod tests;
