@@ -412,6 +412,9 @@ impl<A: Handler<Env>> SessionLog<A> {
             env.messages.edit(|messages| {
                 messages.splice(lead..lead, loaded);
             });
+            // The index of its tool-call ids, built once with the load: every model
+            // call of the turn then checks its reply's ids in constant time.
+            env.messages.call_ids();
         }
         let shared = TurnLease::new(lease, recorded);
         let spent_before = shared.spent_before();
