@@ -273,10 +273,7 @@ fn after_call(
     let pass = env.iteration;
     // Call ids unique across the session, before the reply is stored; appended first
     // and fixed in place: the reply is not moved again.
-    let taken = call_ids::taken_by(&mut env.messages, &message);
-    env.messages.push_then(message, |message| {
-        call_ids::make_unique(taken, message, pass)
-    });
+    call_ids::append(&mut env.messages, message, pass);
     let cost = match usage {
         Some(usage) => {
             env.record_call(env.messages.len() - 1, usage);

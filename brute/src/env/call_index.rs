@@ -14,20 +14,35 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+
+use foldhash::fast::RandomState;
 
 use crate::message::Message;
+
+/// Up to this many ids the hashes are a list searched in order (a few dozen
+/// comparisons of integers, less than a map's bookkeeping); past it, a map.
+const LIST: usize = 64;
 
 /// The hashes of the tool-call ids of a transcript's first `covered` messages.
 #[derive(Debug)]
 pub(crate) struct CallIndex {
     /// How many messages, from the first, are in the index.
     covered: usize,
-    /// An id's hash → how many calls of the covered messages have it.
-    ids: HashMap<u64, u32, BuildHasherDefault<Hashed>>,
+    /// The hashes, one per call.
+    ids: Ids,
     /// How ids are hashed: seeded per index, so that no model can aim its ids at
     /// collisions.
     seed: RandomState,
+}
+
+/// The hashes of the indexed ids: a list while there are few, a multiset after.
+#[derive(Debug)]
+enum Ids {
+    /// One hash per call, in no order.
+    List(Vec<u64>),
+    /// A hash → how many calls have it.
+    Map(HashMap<u64, u32, BuildHasherDefault<Hashed>>),
 }
 
 impl CallIndex {
@@ -35,8 +50,8 @@ impl CallIndex {
     pub(crate) fn new() -> CallIndex {
         CallIndex {
             covered: 0,
-            ids: HashMap::default(),
-            seed: RandomState::new(),
+            ids: Ids::List(Vec::with_capacity(16)),
+            seed: RandomState::default(),
         }
     }
 
@@ -50,7 +65,7 @@ impl CallIndex {
     /// than there are (they were taken out).
     pub(crate) fn catch_up(&mut self, messages: &[Message]) {
         if self.covered > messages.len() {
-            self.ids.clear();
+            self.ids = Ids::List(Vec::new());
             self.covered = 0;
         }
         for message in &messages[self.covered..] {
@@ -62,7 +77,28 @@ impl CallIndex {
     /// Whether a call of a covered message may have `id`: `false` is certain, `true`
     /// may be a collision of hashes.
     pub(crate) fn may_hold(&self, id: &str) -> bool {
-        self.ids.contains_key(&self.seed.hash_one(id))
+        self.holds(self.hash(id))
+    }
+
+    /// The hash of `id` in this index.
+    #[inline]
+    pub(crate) fn hash(&self, id: &str) -> u64 {
+        self.seed.hash_one(id)
+    }
+
+    /// Whether a call of a covered message may have an id of this [`hash`](Self::hash).
+    pub(crate) fn holds(&self, hash: u64) -> bool {
+        match &self.ids {
+            Ids::List(list) => list.contains(&hash),
+            Ids::Map(map) => map.contains_key(&hash),
+        }
+    }
+
+    /// Covers one more message, appended after the covered ones, whose one call has
+    /// an id of this [`hash`](Self::hash).
+    pub(crate) fn cover_with(&mut self, hash: u64) {
+        self.add_hash(hash);
+        self.covered += 1;
     }
 
     /// Counts the calls of `message`, inserted among the covered messages.
@@ -77,10 +113,19 @@ impl CallIndex {
         for message in removed {
             for call in &message.tool_calls {
                 let hash = self.seed.hash_one(call.id.as_str());
-                if let Entry::Occupied(mut count) = self.ids.entry(hash) {
-                    *count.get_mut() -= 1;
-                    if *count.get() == 0 {
-                        count.remove();
+                match &mut self.ids {
+                    Ids::List(list) => {
+                        if let Some(at) = list.iter().position(|&h| h == hash) {
+                            list.swap_remove(at);
+                        }
+                    }
+                    Ids::Map(map) => {
+                        if let Entry::Occupied(mut count) = map.entry(hash) {
+                            *count.get_mut() -= 1;
+                            if *count.get() == 0 {
+                                count.remove();
+                            }
+                        }
                     }
                 }
             }
@@ -90,8 +135,22 @@ impl CallIndex {
 
     fn add(&mut self, message: &Message) {
         for call in &message.tool_calls {
-            let hash = self.seed.hash_one(call.id.as_str());
-            *self.ids.entry(hash).or_default() += 1;
+            self.add_hash(self.seed.hash_one(call.id.as_str()));
+        }
+    }
+
+    fn add_hash(&mut self, hash: u64) {
+        match &mut self.ids {
+            Ids::List(list) if list.len() < LIST => list.push(hash),
+            Ids::List(list) => {
+                let mut map = HashMap::with_capacity_and_hasher(LIST * 2, Default::default());
+                for &hash in list.iter() {
+                    *map.entry(hash).or_default() += 1;
+                }
+                *map.entry(hash).or_default() += 1;
+                self.ids = Ids::Map(map);
+            }
+            Ids::Map(map) => *map.entry(hash).or_default() += 1,
         }
     }
 }
@@ -159,6 +218,26 @@ mod tests {
         assert!(index.may_hold("same"));
         index.uncover(messages[..1].iter());
         assert!(!index.may_hold("same"));
+    }
+
+    #[test]
+    fn many_ids_move_from_the_list_to_the_map_and_stay_exact() {
+        let messages: Vec<Message> = (0..3 * LIST)
+            .map(|n| reply(&[&format!("id{n}"), &format!("twin{}", n / 2)]))
+            .collect();
+        let mut index = CallIndex::new();
+        index.catch_up(&messages[..LIST / 4]);
+        assert!(matches!(index.ids, Ids::List(_)));
+        index.catch_up(&messages);
+        assert!(matches!(index.ids, Ids::Map(_)));
+        assert!((0..3 * LIST).all(|n| index.may_hold(&format!("id{n}"))));
+        assert!(!index.may_hold("id-none"));
+        // `twin{last}` is held by the last two messages: gone with both only.
+        let twin = format!("twin{}", (3 * LIST - 1) / 2);
+        index.uncover(messages[3 * LIST - 1..].iter());
+        assert!(index.may_hold(&twin) && !index.may_hold(&format!("id{}", 3 * LIST - 1)));
+        index.uncover(messages[3 * LIST - 2..3 * LIST - 1].iter());
+        assert!(!index.may_hold(&twin));
     }
 
     #[test]

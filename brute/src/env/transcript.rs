@@ -280,6 +280,18 @@ impl Transcript {
         calls
     }
 
+    /// Appends `message`, whose one tool call has an id of this hash in the index of
+    /// [`call_ids`](Self::call_ids), read just before: the index covers it at once,
+    /// without hashing its id again.
+    pub(crate) fn push_indexed(&mut self, message: Message, hash: u64) {
+        if let Some(calls) = self.calls.as_deref_mut()
+            && calls.covered() == self.messages.len()
+        {
+            calls.cover_with(hash);
+        }
+        self.push(message);
+    }
+
     /// Reserves room for `additional` more messages.
     pub fn reserve(&mut self, additional: usize) {
         self.messages.reserve(additional);

@@ -41,6 +41,25 @@ pub(crate) fn taken_by(history: &mut Transcript, reply: &Message) -> Option<Hash
     clash.then_some(taken)
 }
 
+/// Appends the model's `reply` to `history` with call ids unique across the session
+/// (fixed in place after the push, [`make_unique`], when they are not). A reply of one
+/// call whose id is free, the common case, is hashed once: the same hash is checked
+/// against the index and then added to it.
+pub(crate) fn append(history: &mut Transcript, reply: Message, pass: u32) {
+    if let [call] = reply.tool_calls.as_slice()
+        && !call.id.is_empty()
+    {
+        let index = history.call_ids();
+        let hash = index.hash(&call.id);
+        if !index.holds(hash) {
+            history.push_indexed(reply, hash);
+            return;
+        }
+    }
+    let taken = taken_by(history, &reply);
+    history.push_then(reply, |reply| make_unique(taken, reply, pass));
+}
+
 /// Gives every call of `reply` an id not in `taken` (the history's, [`taken_by`]) and
 /// used by no other call of `reply`: an empty id becomes `call_<pass>_<n>`, a taken
 /// one gets `_<n>` appended until it is free (`n` is the call's place in the reply).
@@ -96,6 +115,26 @@ mod tests {
             let taken = taken_by(&mut history, &reply(clash));
             assert_eq!(taken.map(|t| t.len()), Some(3), "{clash:?}");
         }
+    }
+
+    #[test]
+    fn a_reply_appended_is_in_the_index_for_the_next() {
+        let mut history = Transcript::from(vec![Message::user("hi")]);
+        for pass in 0..3 {
+            append(&mut history, reply(&["same"]), pass);
+        }
+        append(&mut history, reply(&["same", "other"]), 3);
+        append(&mut history, reply(&["other"]), 4);
+        let mut all: Vec<&str> = history
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(all[0], "same");
+        let count = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), count, "{all:?}");
     }
 
     #[test]
