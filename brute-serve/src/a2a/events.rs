@@ -134,7 +134,7 @@ impl Progress {
             TurnResult::Exited { reason } if reason == CANCELED => {
                 vec![self.status(TaskState::Canceled, vec![Part::text(CANCELED)])]
             }
-            other => vec![self.status(TaskState::Failed, vec![Part::text(ended_why(other))])],
+            other => vec![self.status(TaskState::Failed, ended_why(other))],
         }
     }
 }

@@ -54,8 +54,9 @@ pub(crate) enum Live {
         /// Cancelled when the turn has ended (and the registry knows how).
         done: CancellationToken,
     },
-    /// Its turn ended here without an answer in the history: failed or canceled.
-    Ended(TaskState, String),
+    /// Its turn ended here without an answer in the history: failed or canceled, with
+    /// the parts of its status message.
+    Ended(TaskState, Vec<Part>),
 }
 
 /// The tasks whose turns run on this server, and the last ones that failed or were
@@ -83,7 +84,7 @@ impl Registry {
     }
 
     /// The turn of `id` ended; `ended` when the history will not show why.
-    pub(crate) fn finished(&self, id: &str, ended: Option<(TaskState, String)>) {
+    pub(crate) fn finished(&self, id: &str, ended: Option<(TaskState, Vec<Part>)>) {
         self.with(|(map, order)| {
             map.remove(id);
             if let Some((state, message)) = ended {
@@ -179,7 +180,7 @@ pub(crate) fn view(
                 context_id: task.session.clone(),
                 status: TaskStatus {
                     state,
-                    message: text("status", why),
+                    message: Some(agent_message(task, "status", why)),
                 },
                 artifacts: Vec::new(),
                 history: Vec::new(),
@@ -216,7 +217,7 @@ pub(crate) fn view(
             Some(approval_message(task, &pending)),
         )
     } else if let Some(Live::Ended(state, why)) = live {
-        (state, text("status", why))
+        (state, Some(agent_message(task, "status", why)))
     } else if !last {
         (
             TaskState::Canceled,
