@@ -431,8 +431,6 @@ async fn an_approval_pause_is_input_required_and_the_next_message_decides_it() {
         got["result"]["status"]["state"],
         "TASK_STATE_INPUT_REQUIRED"
     );
-    let refused = rpc(&running, "/a2a/launcher", "CancelTask", json!({"id": id})).await;
-    assert_eq!(refused["error"]["code"], -32002, "{refused}");
 
     let done = rpc(
         &running,
@@ -489,6 +487,101 @@ async fn an_approval_pause_is_input_required_and_the_next_message_decides_it() {
         "{denied}"
     );
     assert_eq!(launches(dir.path()), ["moon"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canceling_a_task_that_waits_for_approval_denies_its_calls_and_ends_it_canceled() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    // Two calls wait: the cancel denies both, and the model does not run again.
+    let paused = rpc(
+        &running,
+        "/a2a/twin",
+        "SendMessage",
+        message("go", json!({})),
+    )
+    .await;
+    let task = &paused["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{paused}"
+    );
+    let id = task["id"].clone();
+    let canceled = rpc(&running, "/a2a/twin", "CancelTask", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    assert!(
+        canceled["result"]["artifacts"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{canceled}"
+    );
+    let got = rpc(&running, "/a2a/twin", "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{got}"
+    );
+    // Ended: no answer decides it any more, a second cancel is refused.
+    let late = rpc(
+        &running,
+        "/a2a/twin",
+        "SendMessage",
+        message("approve", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(late["error"]["code"], -32004, "{late}");
+    let again = rpc(&running, "/a2a/twin", "CancelTask", json!({"id": id})).await;
+    assert_eq!(again["error"]["code"], -32002, "{again}");
+    assert!(launches(dir.path()).is_empty(), "no denied call ran");
+
+    // Another server on the same store reads it from the session: canceled there too.
+    let store = Arc::new(JsonlStore::new(dir.path().join("sessions")));
+    let other = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run |_env: &Env| async { Ok(Message::assistant("other")) };
+    };
+    let other = Running::start(Server::new(store).agent("other", other).bearer_token(TOKEN)).await;
+    let seen = rpc(&other, "/a2a", "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        seen["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{seen}"
+    );
+
+    // The REST binding does the same.
+    let paused = rpc(
+        &running,
+        "/a2a/launcher",
+        "SendMessage",
+        message("go", json!({})),
+    )
+    .await;
+    let id = paused["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let response = post(
+        &support::client(),
+        format!("{}/a2a-rest/launcher/tasks/{id}:cancel", running.base),
+        json!({}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    let task: Value = response.text().await.unwrap().parse().unwrap();
+    assert_eq!(task["status"]["state"], "TASK_STATE_CANCELED", "{task}");
+    // The context goes on: the next task's turn sees the denial, and runs.
+    let next = rpc(
+        &running,
+        "/a2a/launcher",
+        "SendMessage",
+        message("go", json!({"contextId": task["contextId"]})),
+    )
+    .await;
+    assert_eq!(
+        next["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{next}"
+    );
+    assert!(launches(dir.path()).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

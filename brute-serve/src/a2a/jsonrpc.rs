@@ -13,8 +13,9 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use brute::ExitReason;
 use brute::session::SessionId;
-use brute::stream::{ApprovalDecision, pending_approvals};
+use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -142,7 +143,7 @@ async fn dispatch(
             .await
         }
         "GetTask" => get(a2a, parse(params)?).await.map(Reply::Json),
-        "CancelTask" => cancel(a2a, parse(params)?).await.map(Reply::Json),
+        "CancelTask" => cancel(a2a, agent, parse(params)?).await.map(Reply::Json),
         m if m.contains("PushNotificationConfig") => Err(A2aError::PushNotSupported),
         "ListTasks" | "SubscribeToTask" | "GetExtendedAgentCard" => {
             Err(A2aError::Unsupported(format!(
@@ -359,9 +360,14 @@ pub(crate) async fn get(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError
 }
 
 /// `CancelTask`: stops a turn that runs on this server and answers with the task as it
-/// is then. A task waiting for approval is answered with a decision instead (`deny`);
-/// an ended task cannot be canceled.
-pub(crate) async fn cancel(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
+/// is then. A task waiting for approval is canceled by denying every call that waits
+/// (a turn of `agent` that applies the denials and stops before the model runs again):
+/// it ends `CANCELED`, on every server of the store. An ended task cannot be canceled.
+pub(crate) async fn cancel(
+    a2a: &A2a,
+    agent: Arc<brute::BoxAgent>,
+    params: TaskParams,
+) -> Result<Value, A2aError> {
     let task = TaskRef::parse(&params.id)?;
     if let Some(Live::Running { stop, done }) = a2a.registry.get(&params.id) {
         stop.cancel();
@@ -370,15 +376,49 @@ pub(crate) async fn cancel(a2a: &A2a, params: TaskParams) -> Result<Value, A2aEr
     }
     let messages = load(a2a, &task.session).await?;
     let seen = tasks::view(&task, &messages, a2a.registry.get(&params.id), None)?;
-    Err(A2aError::NotCancelable(match seen.status.state {
-        TaskState::InputRequired => format!(
-            "task `{}` waits for approval: answer it `deny` to refuse the call",
-            params.id
-        ),
-        state => format!(
+    if seen.status.state != TaskState::InputRequired {
+        return Err(A2aError::NotCancelable(format!(
             "task `{}` is in state {} and runs on no turn of this server",
             params.id,
-            state.name()
-        ),
-    }))
+            seen.status.state.name()
+        )));
+    }
+    let waiting: Vec<String> = pending_approvals(&messages)
+        .iter()
+        .map(|call| call.id.clone())
+        .collect();
+    for call_id in waiting {
+        let mut env = agent.env();
+        env.extensions.insert(SessionId(task.session.clone()));
+        env.extensions.insert(ApprovalDecision::new(
+            call_id,
+            Verdict::Deny {
+                reason: Some(tasks::CANCEL_DENIAL.to_owned()),
+            },
+        ));
+        // The pass that applies the decision is the last: the model does not run.
+        env.exit(ExitReason::Requested {
+            by: "CancelTask".to_owned(),
+            reason: run::CANCELED.to_owned(),
+        });
+        let timeout = a2a.shared.timeout;
+        match tokio::time::timeout(timeout, agent.turn(env)).await {
+            Err(_) => {
+                return Err(crate::error::ApiError::timeout(
+                    &format!("the cancel of task `{}`", params.id),
+                    timeout,
+                )
+                .into());
+            }
+            Ok(Err(error)) => {
+                return Err(crate::error::ApiError::turn(&task.session, &error).into());
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    a2a.registry.finished(
+        &params.id,
+        Some((TaskState::Canceled, vec![wire::Part::text(run::CANCELED)])),
+    );
+    get(a2a, params).await
 }

@@ -267,13 +267,22 @@ pub(crate) async fn post_task(
         }
         return wrong_method(&target, "GET, HEAD");
     };
+    // `[agent, id]` under `/a2a-rest/{agent}/`, `[id]` for the default agent; an
+    // unknown agent in the path is a 404, as for `message:send`.
+    let agent = (path.len() > 1).then(|| path[0].as_str());
+    if let Some(name) = agent
+        && let Err(error) = a2a.shared.agent(Some(name))
+    {
+        return error.into_response();
+    }
     let outcome = async {
         jsonrpc::check_version(&headers)?;
+        let agent = a2a.shared.agent(agent).map_err(A2aError::from)?.clone();
         let params = TaskParams {
             id: id.to_owned(),
             history_length: None,
         };
-        jsonrpc::cancel(&a2a, params).await.map(Reply::Json)
+        jsonrpc::cancel(&a2a, agent, params).await.map(Reply::Json)
     };
     reply(outcome.await)
 }

@@ -112,6 +112,10 @@ impl Registry {
     }
 }
 
+/// The reason given to the model for a call that `CancelTask` denied: a task whose
+/// turn ends with such a result was canceled.
+pub(crate) const CANCEL_DENIAL: &str = "the client canceled the task (A2A CancelTask)";
+
 /// An agent message of task `task`.
 pub(crate) fn agent_message(task: &TaskRef, suffix: &str, parts: Vec<Part>) -> wire::Message {
     wire::Message {
@@ -218,6 +222,15 @@ pub(crate) fn view(
         )
     } else if let Some(Live::Ended(state, why)) = live {
         (state, Some(agent_message(task, "status", why)))
+    } else if turn
+        .last()
+        .is_some_and(|m| m.role == Role::Tool && m.content.contains(CANCEL_DENIAL))
+    {
+        // `CancelTask` denied the calls that waited: canceled, on any server.
+        (
+            TaskState::Canceled,
+            text("status", super::run::CANCELED.to_owned()),
+        )
     } else if !last {
         (
             TaskState::Canceled,
