@@ -269,17 +269,22 @@ async fn a_stream_sends_the_task_then_the_answer_in_chunks_then_its_end() {
         results[0]["task"]["status"]["state"], "TASK_STATE_WORKING",
         "{text}"
     );
-    let chunks: Vec<(&str, bool)> = results
+    // `(text, append, lastChunk)`: the last chunk says it is.
+    let chunks: Vec<(&str, bool, bool)> = results
         .iter()
         .filter_map(|r| r.get("artifactUpdate"))
         .map(|u| {
             (
                 u["artifact"]["parts"][0]["text"].as_str().unwrap(),
                 u["append"].as_bool().unwrap(),
+                u["lastChunk"].as_bool().unwrap(),
             )
         })
         .collect();
-    assert_eq!(chunks, [("echo: ", false), ("hi (1 messages)", true)]);
+    assert_eq!(
+        chunks,
+        [("echo: ", false, false), ("hi (1 messages)", true, true)]
+    );
     let last = results.last().unwrap();
     assert_eq!(
         last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
@@ -816,6 +821,11 @@ async fn brute_s_client_talks_to_a_server_written_with_the_python_sdk() {
     assert_eq!(done.state, A2aState::Completed, "{done:?}");
     assert_eq!(done.text, "confirmed: yes");
     let streaming = A2aAgent::new("py", &base).streaming(true);
+    // An answer in chunks: the same text read whole (the artifact's parts) or streamed.
+    let whole = agent.send("chunks", None, None).await.unwrap();
+    let streamed = streaming.send("chunks", None, None).await.unwrap();
+    assert_eq!(whole.text, "one two three", "{whole:?}");
+    assert_eq!(streamed.text, whole.text, "{streamed:?}");
     let asked = streaming
         .send("confirm, streamed", None, None)
         .await
