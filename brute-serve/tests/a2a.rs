@@ -635,6 +635,74 @@ async fn a_running_task_is_working_until_canceled() {
     );
 }
 
+/// `POST /a2a` with `body` as it is: the status and the body.
+async fn raw_rpc(running: &Running, body: &str) -> (u16, String) {
+    let response = support::client()
+        .post(format!("{}/a2a", running.base))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_is_processed_and_not_answered_and_a_batch_gets_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    // A notification is run: its turn is in the session afterwards, though nothing
+    // answered it, not even a failing one.
+    let send = json!({"jsonrpc": "2.0", "method": "SendMessage",
+        "params": message("quiet", json!({"contextId": "notified"}))});
+    for body in [
+        send.to_string(),
+        r#"{"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "nobody:0"}}"#.to_owned(),
+        r#"{"jsonrpc": "2.0", "method": "NoSuchMethod"}"#.to_owned(),
+    ] {
+        let (status, text) = raw_rpc(&running, &body).await;
+        assert_eq!((status, text.as_str()), (204, ""), "{body}");
+    }
+    let got = rpc(&running, "/a2a", "GetTask", json!({"id": "notified:0"})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    // `"id": null` is a request, answered with that id.
+    let (status, text) = raw_rpc(
+        &running,
+        r#"{"jsonrpc": "2.0", "id": null, "method": "GetTask", "params": {"id": "notified:0"}}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let answer: Value = text.parse().unwrap();
+    assert_eq!(answer["id"], Value::Null, "{text}");
+    assert_eq!(
+        answer["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{text}"
+    );
+    // A batch, empty or not, is one error that says batches are not taken.
+    let one = r#"{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "notified:0"}}"#;
+    for body in [format!("[{one}, {one}]"), "[]".to_owned()] {
+        let (status, text) = raw_rpc(&running, &body).await;
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = text.parse().unwrap();
+        assert!(answer.is_object(), "{text}");
+        assert_eq!(answer["jsonrpc"], "2.0", "{text}");
+        assert_eq!(answer["id"], Value::Null, "{text}");
+        assert_eq!(answer["error"]["code"], -32600, "{text}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("batch"),
+            "{text}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_json_rpc_errors_with_a2a_codes() {
     let dir = tempfile::tempdir().unwrap();
