@@ -22,8 +22,12 @@ use super::wire::TaskParams;
 /// `?historyLength=N` of `GET /tasks/{id}`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct History {
-    #[serde(default, rename = "historyLength")]
-    history_length: Option<i64>,
+    #[serde(
+        default,
+        rename = "historyLength",
+        deserialize_with = "crate::whole::optional_query"
+    )]
+    history_length: Option<usize>,
 }
 
 fn reply(outcome: Result<Reply, A2aError>) -> Response {
@@ -179,7 +183,7 @@ pub(crate) async fn agent_message_stream(
     path = "/a2a-rest/tasks/{id}",
     operation_id = "a2a_rest_get_task",
     tag = "a2a",
-    params(("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<i64>, Query, description = "At most this many messages of the history")),
+    params(("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<u64>, Query, minimum = 0, maximum = 9_007_199_254_740_991_f64, description = "At most this many messages of the history: a whole number from 0 to 2^53 - 1 (`2` or `2.0`)")),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
@@ -215,7 +219,7 @@ pub(crate) async fn get_task(
     path = "/a2a-rest/{agent}/tasks/{id}",
     operation_id = "a2a_rest_agent_get_task",
     tag = "a2a",
-    params(("agent" = String, Path, description = "The agent"), ("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<i64>, Query, description = "At most this many messages of the history")),
+    params(("agent" = String, Path, description = "The agent"), ("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<u64>, Query, minimum = 0, maximum = 9_007_199_254_740_991_f64, description = "At most this many messages of the history: a whole number from 0 to 2^53 - 1 (`2` or `2.0`)")),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),

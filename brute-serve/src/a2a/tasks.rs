@@ -171,7 +171,7 @@ pub(crate) fn view(
     task: &TaskRef,
     messages: &[brute::Message],
     live: Option<Live>,
-    history_length: Option<i64>,
+    history_length: Option<usize>,
 ) -> Result<Task, A2aError> {
     let text =
         |suffix: &str, text: String| Some(agent_message(task, suffix, vec![Part::text(text)]));
@@ -268,7 +268,7 @@ pub(crate) fn view(
             )
         })
         .collect();
-    if let Some(keep) = history_length.and_then(|n| usize::try_from(n).ok()) {
+    if let Some(keep) = history_length {
         let cut = history.len().saturating_sub(keep);
         history.drain(..cut);
     }
