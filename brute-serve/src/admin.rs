@@ -134,13 +134,16 @@ pub(crate) async fn store(State(shared): State<Arc<Shared>>) -> Result<Json<Stor
 #[serde(deny_unknown_fields)]
 pub(crate) struct RetentionRequest {
     /// Delete sessions not written for this many seconds.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole::optional")]
+    #[schema(minimum = 0, maximum = 9_007_199_254_740_991_f64)]
     max_age_secs: Option<u64>,
     /// Keep at most this many sessions, the most recently written.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole::optional")]
+    #[schema(minimum = 0, maximum = 9_007_199_254_740_991_f64)]
     max_sessions: Option<usize>,
     /// Prune every session left to at most this many messages.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole::optional")]
+    #[schema(minimum = 0, maximum = 9_007_199_254_740_991_f64)]
     prune_to: Option<usize>,
     /// Prune without an archive: what goes is gone.
     #[serde(default)]
@@ -240,7 +243,8 @@ pub(crate) struct RetentionView {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ForkRequest {
     /// The messages copied: the first `at`.
-    #[serde(deserialize_with = "whole_number")]
+    #[serde(deserialize_with = "crate::whole::number")]
+    #[schema(minimum = 0, maximum = 9_007_199_254_740_991_f64)]
     at: usize,
     /// The new session's id; a new unique one when absent.
     #[serde(default)]
@@ -250,22 +254,6 @@ pub(crate) struct ForkRequest {
         pattern = r"^[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
     )]
     to: Option<String>,
-}
-
-/// A position as JSON Schema's `integer` has it: `20` or `20.0` (a number whose
-/// fraction is zero), never negative, fractional or past `usize`.
-fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
-    use serde::de::Error;
-    let number = serde_json::Number::deserialize(deserializer)?;
-    if let Some(n) = number.as_u64() {
-        return usize::try_from(n).map_err(|_| D::Error::custom("a position too large"));
-    }
-    match number.as_f64() {
-        Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u32::MAX as f64 => Ok(f as usize),
-        _ => Err(D::Error::custom(format!(
-            "invalid position {number}: a whole number of messages, 0 or more"
-        ))),
-    }
 }
 
 /// The answer of `POST /v1/sessions/{id}/fork`.
@@ -336,7 +324,8 @@ pub(crate) async fn fork(
 #[serde(deny_unknown_fields)]
 pub(crate) struct RewindRequest {
     /// The messages kept: the first `to`.
-    #[serde(deserialize_with = "whole_number")]
+    #[serde(deserialize_with = "crate::whole::number")]
+    #[schema(minimum = 0, maximum = 9_007_199_254_740_991_f64)]
     to: usize,
 }
 

@@ -93,7 +93,12 @@ fn on_item(reply: &Reply, seen: &mut Seen, item: TurnItem, include_usage: bool) 
         }
         TurnItem::End {
             result: TurnResult::Failed { error },
-        } => vec![json!({ "error": { "type": "turn", "code": "turn", "message": error } })],
+        } => {
+            let (kind, message) = crate::error::split_failure(&error);
+            vec![
+                json!({ "error": { "type": kind, "code": kind, "param": null, "message": message } }),
+            ]
+        }
         TurnItem::End { result } => {
             if !seen.asked.is_empty() {
                 let asked: Vec<&ToolCall> = seen.asked.iter().collect();

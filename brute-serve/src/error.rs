@@ -4,8 +4,9 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use brute::ModelError;
 use brute::session::SessionError;
-use brute::stream::ApprovalError;
+use brute::stream::{ApprovalError, TurnItem, TurnResult};
 use serde::Serialize;
 
 /// Why the server could not be built or stopped serving.
@@ -132,7 +133,10 @@ impl ApiError {
     }
 
     /// The answer to a failed turn on session `id` (400 when the request's client tools
-    /// clash with the agent's own).
+    /// clash with the agent's own). A turn that failed for any other reason than its
+    /// store or its request is a 500 of a stable kind ([`failure`]) whose message
+    /// names no address, path, host or model endpoint; the whole error goes to the
+    /// server's log.
     pub fn turn(id: &str, error: &brute::Error) -> Self {
         if let Some(e) = error.downcast_ref::<brute::tools::ClientToolClash>() {
             return ApiError::invalid(format!("tools: {e}"));
@@ -141,17 +145,173 @@ impl ApiError {
             return ApiError::new(
                 StatusCode::NOT_FOUND,
                 "not_pending",
-                format!("session `{id}`: {e}"),
+                format!("session `{}`: {e}", crate::session_id::shown(id)),
             );
         }
-        match error.downcast_ref::<SessionError>() {
-            Some(e) => ApiError::store(id, e),
-            None => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "turn",
-                format!("session `{id}`: the turn failed: {error}"),
-            ),
+        if let Some(e) = error.downcast_ref::<SessionError>() {
+            return ApiError::store(id, e);
         }
+        let (kind, what) = failure(error);
+        tracing::error!(
+            session = id,
+            kind,
+            "brute-serve: the turn of session `{id}` failed: {error}"
+        );
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            kind,
+            format!(
+                "session `{}`: the turn failed: {what}",
+                crate::session_id::shown(id)
+            ),
+        )
+    }
+
+    /// The text of a stream's failed end ([`TurnResult::Failed`]) for this error:
+    /// `kind: message`, which [`split_failure`] takes apart again.
+    pub(crate) fn failed_text(&self) -> String {
+        format!("{}: {}", self.kind, self.message)
+    }
+
+    /// The last item of a stream that failed with this error.
+    pub(crate) fn end_item(&self) -> TurnItem {
+        TurnItem::End {
+            result: TurnResult::Failed {
+                error: self.failed_text(),
+            },
+        }
+    }
+}
+
+/// The stable kind of a turn's `error` and what a client is told of it: the kind of
+/// model failure (with its HTTP status or wait, never the provider's own text, which
+/// may name its endpoint), the layer that failed, or the guard that stopped the turn.
+pub(crate) fn failure(error: &brute::Error) -> (&'static str, String) {
+    if let Some(model) = error.downcast_ref::<ModelError>() {
+        return model_failure(model);
+    }
+    match error {
+        brute::Error::Stopped(reason) => ("stopped", format!("it was stopped: {reason}")),
+        brute::Error::Layer { layer, .. } => (
+            "layer",
+            format!("the layer `{layer}` failed (the server's log has the details)"),
+        ),
+        _ => (
+            "turn",
+            "an error of the agent (the server's log has the details)".to_owned(),
+        ),
+    }
+}
+
+/// The kind of a failed model call and what a client is told of it.
+fn model_failure(error: &ModelError) -> (&'static str, String) {
+    let wait = |d: Option<std::time::Duration>| {
+        d.map(|d| format!("; retry after {:.1}s", d.as_secs_f64()))
+            .unwrap_or_default()
+    };
+    match error {
+        ModelError::Authentication(_) => (
+            "model_authentication",
+            "the model provider refused the server's credentials".to_owned(),
+        ),
+        ModelError::RateLimited { retry_after } => (
+            "model_rate_limited",
+            format!("the model provider is rate limiting{}", wait(*retry_after)),
+        ),
+        ModelError::Server { status, .. } => (
+            "model_server_error",
+            format!("the model provider failed (HTTP {status})"),
+        ),
+        ModelError::Unavailable {
+            status,
+            retry_after,
+            ..
+        } => (
+            "model_unavailable",
+            format!(
+                "the model provider is unavailable (HTTP {status}){}",
+                wait(Some(*retry_after))
+            ),
+        ),
+        ModelError::Timeout(after) => (
+            "model_timeout",
+            format!("the model call timed out after {after:?}"),
+        ),
+        ModelError::Connection(_) => (
+            "model_connection",
+            "the connection to the model provider failed".to_owned(),
+        ),
+        ModelError::Malformed(_) => (
+            "model_malformed",
+            "the model provider's response could not be understood".to_owned(),
+        ),
+        ModelError::ContextTooLong(_) => (
+            "context_too_long",
+            "the conversation does not fit the model's context window".to_owned(),
+        ),
+        ModelError::Rejected(_) => (
+            "model_rejected",
+            "the model provider rejected the request".to_owned(),
+        ),
+        ModelError::TooLarge { limit, .. } => (
+            "model_too_large",
+            format!("the model's response passed the size limit of {limit} bytes"),
+        ),
+        _ => ("model", "the model call failed".to_owned()),
+    }
+}
+
+/// The kind and message of a stream's failed end as the server writes it
+/// ([`ApiError::failed_text`]); kind `turn` and the whole text for any other.
+pub(crate) fn split_failure(text: &str) -> (&str, &str) {
+    match text.split_once(": ") {
+        Some((kind, message))
+            if !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>
+        {
+            (kind, message)
+        }
+        _ => ("turn", text),
+    }
+}
+
+/// What a client is told of a failed model call that will be tried again
+/// ([`TurnItem::Retry`]'s `error`, the model error as it displays): its cause
+/// (`server error 500`, `rate limited (retry after 1.0s)`, ..) without the provider's
+/// own text, which may name its endpoint.
+pub(crate) fn retry_shown(error: &str) -> String {
+    const CAUSES: [&str; 10] = [
+        "authentication failed",
+        "rate limited",
+        "server error",
+        "server unavailable",
+        "timed out after",
+        "connection failed",
+        "malformed response",
+        "context too long",
+        "request rejected",
+        "response too large",
+    ];
+    let cause = error.split_once(": ").map_or(error, |(cause, _)| cause);
+    if CAUSES.iter().any(|c| cause.starts_with(c)) && !cause.contains("://") {
+        cause.to_owned()
+    } else {
+        "the model call failed".to_owned()
+    }
+}
+
+/// `item` as a client may see it: a retry's error reduced by [`retry_shown`].
+pub(crate) fn shown_item(item: TurnItem) -> TurnItem {
+    match item {
+        TurnItem::Retry {
+            attempt,
+            delay_ms,
+            error,
+        } => TurnItem::Retry {
+            attempt,
+            delay_ms,
+            error: retry_shown(&error),
+        },
+        other => other,
     }
 }
 
@@ -225,6 +385,85 @@ mod tests {
         assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
         assert!(!answer.message.contains("/srv/brute"), "{}", answer.message);
         assert!(!answer.message.contains("too long"), "{}", answer.message);
+    }
+
+    #[test]
+    fn a_model_failure_shows_its_kind_and_nothing_the_provider_said() {
+        let said = "POST http://10.0.0.7:8000/v1/chat/completions /srv/x";
+        let errors = [
+            ModelError::Authentication(said.into()),
+            ModelError::Server {
+                status: 502,
+                message: said.into(),
+            },
+            ModelError::Unavailable {
+                status: 503,
+                retry_after: std::time::Duration::from_secs(2),
+                message: said.into(),
+            },
+            ModelError::Connection(said.into()),
+            ModelError::Malformed(said.into()),
+            ModelError::ContextTooLong(said.into()),
+            ModelError::Rejected(said.into()),
+            ModelError::TooLarge {
+                limit: 10,
+                message: said.into(),
+            },
+        ];
+        let mut kinds = std::collections::BTreeSet::new();
+        for error in errors {
+            let shown = error.to_string();
+            let answer = ApiError::turn("s", &brute::Error::Model(error));
+            assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+            assert!(!answer.message.contains("10.0.0.7"), "{}", answer.message);
+            assert!(!answer.message.contains("/srv"), "{}", answer.message);
+            assert!(answer.kind.starts_with("model_") || answer.kind == "context_too_long");
+            kinds.insert(answer.kind);
+            // The retry item's cause keeps the kind of failure, not what was said.
+            let retry = retry_shown(&shown);
+            assert!(!retry.contains("10.0.0.7"), "{retry}");
+            assert_ne!(retry, "the model call failed", "{shown}");
+        }
+        assert_eq!(kinds.len(), 8, "one kind each: {kinds:?}");
+        // A model error inside a layer's error is found too.
+        let wrapped = brute::Error::from_layer(
+            "Fallback",
+            ModelError::Connection("to http://10.0.0.7".into()),
+        );
+        assert_eq!(ApiError::turn("s", &wrapped).kind, "model_connection");
+    }
+
+    #[test]
+    fn a_layer_or_other_failure_names_the_layer_not_its_message() {
+        let answer = ApiError::turn("s", &brute::Error::layer("Budget", "/etc/brute/key"));
+        assert_eq!(answer.kind, "layer");
+        assert!(answer.message.contains("`Budget`"), "{}", answer.message);
+        assert!(!answer.message.contains("/etc"), "{}", answer.message);
+        let answer = ApiError::turn("s", &brute::Error::other("http://10.0.0.7 said no"));
+        assert_eq!(answer.kind, "turn");
+        assert!(!answer.message.contains("10.0.0.7"), "{}", answer.message);
+    }
+
+    #[test]
+    fn a_failed_end_gives_back_its_kind_and_message() {
+        let error = ApiError::turn(
+            "s",
+            &brute::Error::Model(ModelError::Timeout(std::time::Duration::from_secs(3))),
+        );
+        let text = error.failed_text();
+        assert_eq!(
+            split_failure(&text),
+            ("model_timeout", error.message.as_str())
+        );
+        assert_eq!(split_failure("Some: thing"), ("turn", "Some: thing"));
+        assert_eq!(
+            retry_shown("anything else: http://x"),
+            "the model call failed"
+        );
+        assert_eq!(
+            retry_shown("rate limited (retry after 1.0s)"),
+            "rate limited (retry after 1.0s)"
+        );
     }
 
     #[test]

@@ -87,6 +87,7 @@ mod sse;
 mod state;
 mod turns;
 mod web;
+mod whole;
 
 pub use a2a::client::{A2aAgent, A2aCallError, A2aReply, A2aState, A2aTask};
 pub use error::{ApiError, ServeError};

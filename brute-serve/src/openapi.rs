@@ -221,7 +221,9 @@ impl utoipa::PartialSchema for JsonRpcRequest {
             .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
             .description(Some(
                 "A JSON-RPC 2.0 request of SendMessage, SendStreamingMessage, GetTask or \
-                 CancelTask; any other JSON is answered with a JSON-RPC error",
+                 CancelTask; any other JSON is answered with a JSON-RPC error. A request \
+                 without `id` is a notification (answered 204, without a body); a batch \
+                 (an array) is answered with one error (-32600), batches are not supported",
             ))
             .into()
     }
@@ -256,6 +258,9 @@ pub(crate) struct JsonRpcError {
     code: i64,
     /// What went wrong.
     message: String,
+    /// A failed turn's `{"kind": ..}`: the stable kind of the server's JSON errors.
+    #[schema(value_type = Option<Object>, nullable = false)]
+    data: (),
 }
 
 /// An error of the A2A HTTP+JSON binding (`google.rpc.Status`), or one of the

@@ -19,7 +19,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::Response;
-use brute::stream::{TurnItem, TurnResult, TurnStream};
+use brute::stream::{TurnItem, TurnStream};
 use brute::{BoxAgent, Env};
 use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
@@ -234,7 +234,9 @@ impl State {
                     self.end = Some(end);
                     continue;
                 }
-                Poll::Ready(Some(item)) => return Poll::Ready((Step::Item(item), false)),
+                Poll::Ready(Some(item)) => {
+                    return Poll::Ready((Step::Item(crate::error::shown_item(item)), false));
+                }
                 Poll::Ready(None) => match (stream.take_result(), self.end.take()) {
                     (Some(Err(error)), _) => Step::Failed(ApiError::turn(&self.session, &error)),
                     (_, Some(end)) => Step::Item(end),
@@ -243,7 +245,7 @@ impl State {
                         "turn",
                         format!(
                             "session `{}`: the turn's stream ended without its end",
-                            self.session
+                            crate::session_id::shown(&self.session)
                         ),
                     )),
                 },
@@ -281,9 +283,5 @@ impl State {
 
 /// The end item of a turn that failed after its stream started.
 fn failed(error: &ApiError) -> TurnItem {
-    TurnItem::End {
-        result: TurnResult::Failed {
-            error: format!("{}: {}", error.kind, error.message),
-        },
-    }
+    error.end_item()
 }

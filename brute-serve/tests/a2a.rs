@@ -269,17 +269,22 @@ async fn a_stream_sends_the_task_then_the_answer_in_chunks_then_its_end() {
         results[0]["task"]["status"]["state"], "TASK_STATE_WORKING",
         "{text}"
     );
-    let chunks: Vec<(&str, bool)> = results
+    // `(text, append, lastChunk)`: the last chunk says it is.
+    let chunks: Vec<(&str, bool, bool)> = results
         .iter()
         .filter_map(|r| r.get("artifactUpdate"))
         .map(|u| {
             (
                 u["artifact"]["parts"][0]["text"].as_str().unwrap(),
                 u["append"].as_bool().unwrap(),
+                u["lastChunk"].as_bool().unwrap(),
             )
         })
         .collect();
-    assert_eq!(chunks, [("echo: ", false), ("hi (1 messages)", true)]);
+    assert_eq!(
+        chunks,
+        [("echo: ", false, false), ("hi (1 messages)", true, true)]
+    );
     let last = results.last().unwrap();
     assert_eq!(
         last["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
@@ -431,8 +436,6 @@ async fn an_approval_pause_is_input_required_and_the_next_message_decides_it() {
         got["result"]["status"]["state"],
         "TASK_STATE_INPUT_REQUIRED"
     );
-    let refused = rpc(&running, "/a2a/launcher", "CancelTask", json!({"id": id})).await;
-    assert_eq!(refused["error"]["code"], -32002, "{refused}");
 
     let done = rpc(
         &running,
@@ -492,6 +495,101 @@ async fn an_approval_pause_is_input_required_and_the_next_message_decides_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canceling_a_task_that_waits_for_approval_denies_its_calls_and_ends_it_canceled() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    // Two calls wait: the cancel denies both, and the model does not run again.
+    let paused = rpc(
+        &running,
+        "/a2a/twin",
+        "SendMessage",
+        message("go", json!({})),
+    )
+    .await;
+    let task = &paused["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{paused}"
+    );
+    let id = task["id"].clone();
+    let canceled = rpc(&running, "/a2a/twin", "CancelTask", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    assert!(
+        canceled["result"]["artifacts"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{canceled}"
+    );
+    let got = rpc(&running, "/a2a/twin", "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{got}"
+    );
+    // Ended: no answer decides it any more, a second cancel is refused.
+    let late = rpc(
+        &running,
+        "/a2a/twin",
+        "SendMessage",
+        message("approve", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(late["error"]["code"], -32004, "{late}");
+    let again = rpc(&running, "/a2a/twin", "CancelTask", json!({"id": id})).await;
+    assert_eq!(again["error"]["code"], -32002, "{again}");
+    assert!(launches(dir.path()).is_empty(), "no denied call ran");
+
+    // Another server on the same store reads it from the session: canceled there too.
+    let store = Arc::new(JsonlStore::new(dir.path().join("sessions")));
+    let other = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run |_env: &Env| async { Ok(Message::assistant("other")) };
+    };
+    let other = Running::start(Server::new(store).agent("other", other).bearer_token(TOKEN)).await;
+    let seen = rpc(&other, "/a2a", "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        seen["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{seen}"
+    );
+
+    // The REST binding does the same.
+    let paused = rpc(
+        &running,
+        "/a2a/launcher",
+        "SendMessage",
+        message("go", json!({})),
+    )
+    .await;
+    let id = paused["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let response = post(
+        &support::client(),
+        format!("{}/a2a-rest/launcher/tasks/{id}:cancel", running.base),
+        json!({}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    let task: Value = response.text().await.unwrap().parse().unwrap();
+    assert_eq!(task["status"]["state"], "TASK_STATE_CANCELED", "{task}");
+    // The context goes on: the next task's turn sees the denial, and runs.
+    let next = rpc(
+        &running,
+        "/a2a/launcher",
+        "SendMessage",
+        message("go", json!({"contextId": task["contextId"]})),
+    )
+    .await;
+    assert_eq!(
+        next["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{next}"
+    );
+    assert!(launches(dir.path()).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_task_is_working_until_canceled() {
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
@@ -535,6 +633,74 @@ async fn a_running_task_is_working_until_canceled() {
         next["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{next}"
     );
+}
+
+/// `POST /a2a` with `body` as it is: the status and the body.
+async fn raw_rpc(running: &Running, body: &str) -> (u16, String) {
+    let response = support::client()
+        .post(format!("{}/a2a", running.base))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_is_processed_and_not_answered_and_a_batch_gets_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    // A notification is run: its turn is in the session afterwards, though nothing
+    // answered it, not even a failing one.
+    let send = json!({"jsonrpc": "2.0", "method": "SendMessage",
+        "params": message("quiet", json!({"contextId": "notified"}))});
+    for body in [
+        send.to_string(),
+        r#"{"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "nobody:0"}}"#.to_owned(),
+        r#"{"jsonrpc": "2.0", "method": "NoSuchMethod"}"#.to_owned(),
+    ] {
+        let (status, text) = raw_rpc(&running, &body).await;
+        assert_eq!((status, text.as_str()), (204, ""), "{body}");
+    }
+    let got = rpc(&running, "/a2a", "GetTask", json!({"id": "notified:0"})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    // `"id": null` is a request, answered with that id.
+    let (status, text) = raw_rpc(
+        &running,
+        r#"{"jsonrpc": "2.0", "id": null, "method": "GetTask", "params": {"id": "notified:0"}}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let answer: Value = text.parse().unwrap();
+    assert_eq!(answer["id"], Value::Null, "{text}");
+    assert_eq!(
+        answer["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{text}"
+    );
+    // A batch, empty or not, is one error that says batches are not taken.
+    let one = r#"{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "notified:0"}}"#;
+    for body in [format!("[{one}, {one}]"), "[]".to_owned()] {
+        let (status, text) = raw_rpc(&running, &body).await;
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = text.parse().unwrap();
+        assert!(answer.is_object(), "{text}");
+        assert_eq!(answer["jsonrpc"], "2.0", "{text}");
+        assert_eq!(answer["id"], Value::Null, "{text}");
+        assert_eq!(answer["error"]["code"], -32600, "{text}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("batch"),
+            "{text}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -723,6 +889,11 @@ async fn brute_s_client_talks_to_a_server_written_with_the_python_sdk() {
     assert_eq!(done.state, A2aState::Completed, "{done:?}");
     assert_eq!(done.text, "confirmed: yes");
     let streaming = A2aAgent::new("py", &base).streaming(true);
+    // An answer in chunks: the same text read whole (the artifact's parts) or streamed.
+    let whole = agent.send("chunks", None, None).await.unwrap();
+    let streamed = streaming.send("chunks", None, None).await.unwrap();
+    assert_eq!(whole.text, "one two three", "{whole:?}");
+    assert_eq!(streamed.text, whole.text, "{streamed:?}");
     let asked = streaming
         .send("confirm, streamed", None, None)
         .await

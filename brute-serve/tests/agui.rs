@@ -375,8 +375,13 @@ async fn an_approval_pause_is_an_interrupt_and_a_failed_turn_a_run_error() {
     .await;
     let run = &failed[0];
     assert_eq!(types(run), ["RUN_STARTED", "RUN_ERROR"], "{run}");
-    let message = run["events"][1]["message"].as_str().unwrap();
-    assert!(message.contains("the model is down"), "{message}");
+    // The client sees the kind and the layer, never the layer's own message (the
+    // server's log has it).
+    let error = &run["events"][1];
+    assert_eq!(error["code"], "layer", "{run}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("the layer `model` failed"), "{message}");
+    assert!(!message.contains("the model is down"), "{message}");
 }
 
 #[tokio::test]

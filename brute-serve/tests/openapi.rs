@@ -160,7 +160,214 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
     assert!(error["properties"]["error"].is_object(), "{error}");
 }
 
-/// Four rules a request's schema cannot state, each a 400 that `positive_data_acceptance` is
+/// The integer schemas a request can carry (bodies and parameters, `$ref`s followed),
+/// each with where it is.
+fn request_integers(description: &Value) -> Vec<(String, Value)> {
+    fn walk(
+        node: &Value,
+        at: &str,
+        description: &Value,
+        seen: &mut Vec<String>,
+        out: &mut Vec<(String, Value)>,
+    ) {
+        match node {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref") {
+                    if seen.contains(target) {
+                        return;
+                    }
+                    seen.push(target.clone());
+                    let name = target.trim_start_matches("#/components/schemas/");
+                    let schema = &description["components"]["schemas"][name];
+                    walk(schema, name, description, seen, out);
+                    seen.pop();
+                    return;
+                }
+                let integer = match map.get("type") {
+                    Some(Value::String(t)) => t == "integer",
+                    Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+                    _ => false,
+                };
+                if integer {
+                    out.push((at.to_owned(), node.clone()));
+                }
+                for (key, value) in map {
+                    walk(value, &format!("{at}.{key}"), description, seen, out);
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    walk(item, at, description, seen, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (path, item) in description["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let at = format!("{method} {path}");
+            for part in ["parameters", "requestBody"] {
+                walk(
+                    &operation[part],
+                    &at,
+                    description,
+                    &mut Vec::new(),
+                    &mut out,
+                );
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn numbers_and_roles_are_taken_as_the_description_states_them() {
+    let (running, _dir) = start().await;
+    let client = support::client();
+    let description: Value = client
+        .get(format!("{}/openapi.json", running.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Every integer of a request states its range: what `brute-serve`'s `whole` takes.
+    let integers = request_integers(&description);
+    for (at, schema) in &integers {
+        assert_eq!(schema["minimum"], 0, "{at}: {schema}");
+        assert_eq!(
+            schema["maximum"].as_f64(),
+            Some(9_007_199_254_740_991.0),
+            "{at}: {schema}"
+        );
+    }
+    let places: Vec<&str> = integers.iter().map(|(at, _)| at.as_str()).collect();
+    for name in [
+        "RetentionRequest",
+        "ForkRequest",
+        "RewindRequest",
+        "A2aSendConfiguration",
+        "get /a2a-rest/tasks/{id}",
+    ] {
+        assert!(
+            places.iter().any(|p| p.starts_with(name)),
+            "no integer of {name}: {places:?}"
+        );
+    }
+    let role = &description["components"]["schemas"]["AguiMessage"]["properties"]["role"];
+    assert_eq!(
+        role["pattern"], "^(user|assistant|system|developer|tool|activity|reasoning)$",
+        "{role}"
+    );
+
+    let send = |path: &str, body: Value| {
+        support::post(&client, format!("{}{path}", running.base), body).send()
+    };
+    let status = |path: &'static str, body: Value| {
+        let request = send(path, body.clone());
+        async move {
+            let response = request.await.unwrap();
+            let status = response.status().as_u16();
+            let text = response.text().await.unwrap();
+            (status, text, body)
+        }
+    };
+    // A turn, so that a session exists to fork and rewind.
+    let (code, text, _) = status("/v1/sessions/s/turns", serde_json::json!({"input": "hi"})).await;
+    assert_eq!(code, 200, "{text}");
+    let range = "from 0 to 9007199254740991";
+    let thirty = "123456789012345678901234567890";
+    for (path, good, bad) in [
+        (
+            "/v1/admin/retention",
+            r#"{"max_age_secs": 100000.0}"#,
+            vec![
+                r#"{"max_age_secs": 2.5}"#.to_owned(),
+                format!(r#"{{"max_sessions": {thirty}}}"#),
+                r#"{"prune_to": -1}"#.to_owned(),
+            ],
+        ),
+        (
+            "/v1/sessions/s/fork",
+            r#"{"at": 2.0, "to": "t"}"#,
+            vec![
+                format!(r#"{{"at": {thirty}}}"#),
+                r#"{"at": 9007199254740992}"#.to_owned(),
+            ],
+        ),
+        (
+            "/v1/sessions/s/rewind",
+            r#"{"to": 2.0}"#,
+            vec![
+                format!(r#"{{"to": {thirty}}}"#),
+                r#"{"to": 1.5}"#.to_owned(),
+            ],
+        ),
+    ] {
+        let (code, text, _) = status(path, good.parse().unwrap()).await;
+        assert!((200..300).contains(&code), "{path} {good}: {code} {text}");
+        for bad in bad {
+            let (code, text, _) = status(path, bad.parse().unwrap()).await;
+            assert_eq!(code, 400, "{path} {bad}: {text}");
+            assert!(text.contains(range), "{path} {bad}: {text}");
+        }
+    }
+    // A2A's `historyLength`, in a body and in a query.
+    let (code, text, _) = status(
+        "/a2a-rest/message:send",
+        serde_json::json!({
+            "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}], "contextId": "ctx"},
+            "configuration": {"historyLength": 1.0},
+        }),
+    )
+    .await;
+    assert_eq!(code, 200, "{text}");
+    let task: Value = text.parse().unwrap();
+    assert_eq!(
+        task["task"]["history"].as_array().map(Vec::len),
+        Some(1),
+        "{text}"
+    );
+    for (query, want) in [
+        ("2.0", 200),
+        ("2", 200),
+        ("2.5", 400),
+        (thirty, 400),
+        ("-1", 400),
+    ] {
+        let response = client
+            .get(format!(
+                "{}/a2a-rest/tasks/ctx:0?historyLength={query}",
+                running.base
+            ))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .send()
+            .await
+            .unwrap();
+        let code = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(code, want, "historyLength={query}: {text}");
+    }
+    // An AG-UI message of no known role, anywhere in the thread, is a 400 naming it.
+    for role in ["", "robot"] {
+        let (code, text, _) = status(
+            "/agui/helper",
+            serde_json::json!({
+                "threadId": "t", "runId": "r", "state": {}, "context": [], "forwardedProps": {}, "tools": [],
+                "messages": [{"id": "a", "role": role, "content": "x"}, {"id": "u", "role": "user", "content": "hi"}],
+            }),
+        )
+        .await;
+        assert_eq!(code, 400, "role {role:?}: {text}");
+        assert!(text.contains("unknown role"), "{text}");
+    }
+}
+
+/// Five rules a request's schema cannot state, each a 4xx that `positive_data_acceptance` is
 /// told to expect on its routes only (every other check, and every other route, runs
 /// as schemathesis ships it):
 /// - an AG-UI run's *last* message must be the user's new input (a schema says what
@@ -174,8 +381,17 @@ async fn the_description_is_public_openapi_3_1_and_names_every_route() {
 ///   `"discard": true`, and whether the server has one is its configuration, not the
 ///   request's shape;
 /// - a fork's or a rewind's position must lie within the stored session and not between
-///   a tool call and its result (`invalid_position`), which is the session's state.
+///   a tool call and its result (`invalid_position`), which is the session's state;
+/// - an `Idempotency-Key` already used with another input is a 422
+///   (`idempotency_key_reused`) on turns and decisions, which is the session's state
+///   (the fuzzer sends one key with many bodies).
 const CONFIG: &str = r#"
+[[operations]]
+include-path-regex = "^/v1/sessions/[^/]+/(turns|approvals/[^/]+)$"
+
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+
 [[operations]]
 include-path-regex = "^/agui"
 

@@ -77,7 +77,14 @@ async fn remote_failures_name_their_cause() {
         .session("f");
     let error = failing.ask("fail").await.unwrap_err();
     assert!(matches!(error, RemoteError::Turn { .. }), "{error}");
-    assert!(error.to_string().contains("refused"), "{error}");
+    // The remote server names the kind and the layer, and keeps the layer's own
+    // message ("refused") in its log.
+    let shown = error.to_string();
+    assert!(
+        shown.contains("layer: ") && shown.contains("`test model`"),
+        "{error}"
+    );
+    assert!(!shown.contains("refused"), "{error}");
 
     let nobody = RemoteAgent::new("ask", "http://127.0.0.1:9");
     let error = nobody.ask("hi").await.unwrap_err();

@@ -431,22 +431,14 @@ impl A2aAgent {
     }
 }
 
-/// Appends a chunk to an artifact: text continues the text part it follows.
+/// Appends a chunk to an artifact: its parts follow the artifact's (A2A: `append`
+/// adds the chunk's parts), so a streamed artifact has the parts of the same artifact
+/// read whole from a server that keeps its chunks.
 fn append(artifact: &mut Artifact, parts: Vec<Part>) {
-    for part in parts {
-        match (artifact.parts.last_mut(), &part.text) {
-            (
-                Some(Part {
-                    text: Some(last), ..
-                }),
-                Some(more),
-            ) => last.push_str(more),
-            _ => artifact.parts.push(part),
-        }
-    }
+    artifact.parts.extend(parts);
 }
 
-/// The text parts of `parts`, one a line.
+/// The text parts of a message's `parts`, one a line.
 fn texts(parts: &[Part]) -> String {
     parts
         .iter()
@@ -455,11 +447,18 @@ fn texts(parts: &[Part]) -> String {
         .join("\n")
 }
 
+/// The text of an artifact: its text parts, one after the other, as the chunks of a
+/// streamed artifact make them (the same text whether the task was streamed or read
+/// whole).
+fn artifact_text(parts: &[Part]) -> String {
+    parts.iter().filter_map(|p| p.text.as_deref()).collect()
+}
+
 fn reply_of(task: &Task) -> A2aReply {
     let artifacts: Vec<String> = task
         .artifacts
         .iter()
-        .map(|a| texts(&a.parts))
+        .map(|a| artifact_text(&a.parts))
         .filter(|t| !t.is_empty())
         .collect();
     let status = task

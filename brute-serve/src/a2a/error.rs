@@ -21,6 +21,11 @@ pub(crate) enum A2aError {
     /// The server failed (-32603).
     #[error("{0}")]
     Internal(String),
+    /// A turn or its store failed (-32603, REST 500), with the stable kind of the
+    /// server's JSON errors (`model_server_error`, `store`, ..) in the error's `data`
+    /// (REST: the `ErrorInfo`'s `metadata`).
+    #[error("{1}")]
+    Failed(&'static str, String),
     /// No such task (-32001).
     #[error("task `{0}` not found")]
     TaskNotFound(String),
@@ -49,7 +54,7 @@ impl A2aError {
             A2aError::InvalidRequest(_) => -32600,
             A2aError::MethodNotFound(_) => -32601,
             A2aError::InvalidParams(_) => -32602,
-            A2aError::Internal(_) => -32603,
+            A2aError::Internal(_) | A2aError::Failed(..) => -32603,
             A2aError::TaskNotFound(_) => -32001,
             A2aError::NotCancelable(_) => -32002,
             A2aError::PushNotSupported => -32003,
@@ -67,7 +72,7 @@ impl A2aError {
             }
             A2aError::MethodNotFound(_) => (404, "NOT_FOUND", "METHOD_NOT_FOUND"),
             A2aError::InvalidParams(_) => (400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
-            A2aError::Internal(_) => (500, "INTERNAL", "INTERNAL_ERROR"),
+            A2aError::Internal(_) | A2aError::Failed(..) => (500, "INTERNAL", "INTERNAL_ERROR"),
             A2aError::TaskNotFound(_) => (404, "NOT_FOUND", "TASK_NOT_FOUND"),
             // A2A v1.0, 5.4: a task that cannot be canceled in its state is a conflict.
             A2aError::NotCancelable(_) => (409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
@@ -86,21 +91,29 @@ impl A2aError {
     /// names the A2A reason.
     pub(crate) fn rest_json(&self) -> serde_json::Value {
         let (code, status, reason) = self.rest();
+        let mut info = serde_json::json!({
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": reason,
+            "domain": "a2a-protocol.org",
+        });
+        if let A2aError::Failed(kind, _) = self {
+            info["metadata"] = serde_json::json!({ "kind": kind });
+        }
         serde_json::json!({"error": {
             "code": code,
             "status": status,
             "message": self.to_string(),
-            "details": [{
-                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                "reason": reason,
-                "domain": "a2a-protocol.org",
-            }],
+            "details": [info],
         }})
     }
 
     /// The JSON-RPC error object.
     pub(crate) fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "code": self.code(), "message": self.to_string() })
+        let mut error = serde_json::json!({ "code": self.code(), "message": self.to_string() });
+        if let A2aError::Failed(kind, _) = self {
+            error["data"] = serde_json::json!({ "kind": kind });
+        }
+        error
     }
 }
 
@@ -112,7 +125,7 @@ impl From<ApiError> for A2aError {
             "busy" => A2aError::Unsupported(error.message),
             "not_found" | "not_pending" => A2aError::InvalidParams(error.message),
             "invalid_request" => A2aError::InvalidParams(error.message),
-            _ => A2aError::Internal(error.message),
+            _ => A2aError::Failed(error.kind, error.message),
         }
     }
 }

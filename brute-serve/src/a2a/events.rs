@@ -16,6 +16,10 @@ pub(crate) struct Progress {
     task: TaskRef,
     /// Whether the answer artifact has text of this model pass.
     streaming: bool,
+    /// The last text delta, not sent yet: it goes out once the next one comes (then it
+    /// was not the last chunk) or at the end (with `lastChunk: true` when the turn
+    /// completed with it).
+    held: Option<String>,
     /// The calls that wait for approval.
     waiting: Vec<ToolCall>,
     steps: usize,
@@ -27,6 +31,7 @@ impl Progress {
         Progress {
             task,
             streaming: false,
+            held: None,
             waiting: Vec::new(),
             steps: 0,
         }
@@ -55,6 +60,14 @@ impl Progress {
         })
     }
 
+    /// The held delta as a chunk that is not the last, if there is one.
+    fn flush(&mut self) -> Vec<StreamResponse> {
+        match self.held.take() {
+            Some(text) => vec![self.chunk(&text, false)],
+            None => Vec::new(),
+        }
+    }
+
     /// Counts `calls` as waiting already (a resumed turn that may pause again on them).
     pub(crate) fn waiting(mut self, calls: Vec<ToolCall>) -> Progress {
         self.waiting = calls;
@@ -64,16 +77,22 @@ impl Progress {
     /// The events of `item`.
     pub(crate) fn events(&mut self, item: &TurnItem) -> Vec<StreamResponse> {
         match item {
-            TurnItem::ContentDelta { text } => vec![self.chunk(text, false)],
+            TurnItem::ContentDelta { text } => {
+                let events = self.flush();
+                self.held = Some(text.clone());
+                events
+            }
             // A reply with tool calls is not the answer: the next pass's text replaces
             // what it streamed, as does the next attempt after a failed one.
             TurnItem::Message { message } if !message.tool_calls.is_empty() => {
+                let events = self.flush();
                 self.streaming = false;
-                Vec::new()
+                events
             }
             TurnItem::Retry { .. } => {
+                let events = self.flush();
                 self.streaming = false;
-                Vec::new()
+                events
             }
             TurnItem::ToolCallStart { call } => vec![self.status(
                 TaskState::Working,
@@ -105,12 +124,27 @@ impl Progress {
     }
 
     fn end(&mut self, result: &TurnResult) -> Vec<StreamResponse> {
+        if !matches!(result, TurnResult::Completed { .. }) {
+            // The text of a turn that did not complete is no finished answer.
+            let mut events = self.flush();
+            events.extend(self.ended(result));
+            return events;
+        }
+        self.ended(result)
+    }
+
+    fn ended(&mut self, result: &TurnResult) -> Vec<StreamResponse> {
         match result {
             TurnResult::Completed { text } => {
                 let text = text.clone().unwrap_or_default();
                 let mut events = Vec::new();
-                if !self.streaming {
-                    events.push(self.chunk(&text, true));
+                match self.held.take() {
+                    // The answer streamed: its last delta is the last chunk.
+                    Some(last) => events.push(self.chunk(&last, true)),
+                    None if !self.streaming => events.push(self.chunk(&text, true)),
+                    // Streamed, its last chunk sent (a held delta always comes last
+                    // while a pass streams, so this is not reached).
+                    None => {}
                 }
                 events.push(self.status(TaskState::Completed, vec![Part::text(text)]));
                 events
@@ -134,7 +168,7 @@ impl Progress {
             TurnResult::Exited { reason } if reason == CANCELED => {
                 vec![self.status(TaskState::Canceled, vec![Part::text(CANCELED)])]
             }
-            other => vec![self.status(TaskState::Failed, vec![Part::text(ended_why(other))])],
+            other => vec![self.status(TaskState::Failed, ended_why(other))],
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The JSON-RPC binding: `POST /a2a` (the default agent) and `POST /a2a/{agent}`, one
 //! JSON-RPC 2.0 request each: `SendMessage`, `SendStreamingMessage` (Server-Sent
 //! Events, one JSON-RPC response per event), `GetTask` and `CancelTask`. Every error
-//! is a JSON-RPC error object with A2A's code, answered with status 200.
+//! is a JSON-RPC error object with A2A's code, answered with status 200. A
+//! notification (no `id`) is processed and answered `204 No Content`, without a body;
+//! a batch (an array) is not taken: one `-32600` error says so.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -10,11 +12,12 @@ use std::time::Duration;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use brute::ExitReason;
 use brute::session::SessionId;
-use brute::stream::{ApprovalDecision, pending_approvals};
+use brute::stream::{ApprovalDecision, Verdict, pending_approvals};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -35,11 +38,13 @@ use super::wire::{self, SendParams, StreamResponse, Task, TaskParams, TaskState,
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The JSON-RPC response (its `error` for any request that fails); \
-            `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event",
+            `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event. A batch (a JSON \
+            array) is answered with one error (-32600): this server takes one request per HTTP request",
             content(
                 (crate::openapi::JsonRpcResponse = "application/json"),
                 (crate::openapi::DataEvent = "text/event-stream"),
             )),
+        (status = 204, description = "A notification (a request without `id`): processed, and not answered (JSON-RPC 2.0)"),
     ),
 )]
 pub(crate) async fn default_agent(
@@ -61,11 +66,13 @@ pub(crate) async fn default_agent(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The JSON-RPC response (its `error` for any request that fails); \
-            `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event",
+            `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event. A batch (a JSON \
+            array) is answered with one error (-32600): this server takes one request per HTTP request",
             content(
                 (crate::openapi::JsonRpcResponse = "application/json"),
                 (crate::openapi::DataEvent = "text/event-stream"),
             )),
+        (status = 204, description = "A notification (a request without `id`): processed, and not answered (JSON-RPC 2.0)"),
     ),
 )]
 pub(crate) async fn named_agent(
@@ -92,12 +99,41 @@ async fn handle(a2a: &Arc<A2a>, agent: Option<&str>, headers: &HeaderMap, body: 
             return Json(answer(&Value::Null, Err(A2aError::Parse(e.to_string())))).into_response();
         }
     };
+    if request.is_array() {
+        // JSON-RPC 2.0 lets a server that does not take batches say so in one error.
+        return Json(answer(
+            &Value::Null,
+            Err(A2aError::InvalidRequest(BATCH.to_owned())),
+        ))
+        .into_response();
+    }
+    let notification = is_notification(&request);
     let id = request.get("id").cloned().unwrap_or(Value::Null);
-    match dispatch(a2a, agent, headers, &request, &id).await {
+    let outcome = dispatch(a2a, agent, headers, &request, &id).await;
+    if notification {
+        // Processed (a stream's turn goes on on its own task), never answered, not
+        // even with an error (JSON-RPC 2.0, 4.1).
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    match outcome {
         Ok(Reply::Json(result)) => Json(answer(&id, Ok(result))).into_response(),
         Ok(Reply::Stream(response)) => response,
         Err(error) => Json(answer(&id, Err(error))).into_response(),
     }
+}
+
+/// The error of a batch (a JSON array of requests), which this server does not take.
+pub(crate) const BATCH: &str =
+    "a batch (a JSON array) is not supported here: send one request per HTTP request";
+
+/// Whether `request` is a notification: a JSON-RPC 2.0 request without an `id`
+/// member (`"id": null` is a request, answered with `id` null).
+fn is_notification(request: &Value) -> bool {
+    request.as_object().is_some_and(|object| {
+        !object.contains_key("id")
+            && object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+            && object.get("method").is_some_and(Value::is_string)
+    })
 }
 
 /// What a method answers with.
@@ -142,7 +178,7 @@ async fn dispatch(
             .await
         }
         "GetTask" => get(a2a, parse(params)?).await.map(Reply::Json),
-        "CancelTask" => cancel(a2a, parse(params)?).await.map(Reply::Json),
+        "CancelTask" => cancel(a2a, agent, parse(params)?).await.map(Reply::Json),
         m if m.contains("PushNotificationConfig") => Err(A2aError::PushNotSupported),
         "ListTasks" | "SubscribeToTask" | "GetExtendedAgentCard" => {
             Err(A2aError::Unsupported(format!(
@@ -359,9 +395,14 @@ pub(crate) async fn get(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError
 }
 
 /// `CancelTask`: stops a turn that runs on this server and answers with the task as it
-/// is then. A task waiting for approval is answered with a decision instead (`deny`);
-/// an ended task cannot be canceled.
-pub(crate) async fn cancel(a2a: &A2a, params: TaskParams) -> Result<Value, A2aError> {
+/// is then. A task waiting for approval is canceled by denying every call that waits
+/// (a turn of `agent` that applies the denials and stops before the model runs again):
+/// it ends `CANCELED`, on every server of the store. An ended task cannot be canceled.
+pub(crate) async fn cancel(
+    a2a: &A2a,
+    agent: Arc<brute::BoxAgent>,
+    params: TaskParams,
+) -> Result<Value, A2aError> {
     let task = TaskRef::parse(&params.id)?;
     if let Some(Live::Running { stop, done }) = a2a.registry.get(&params.id) {
         stop.cancel();
@@ -370,15 +411,49 @@ pub(crate) async fn cancel(a2a: &A2a, params: TaskParams) -> Result<Value, A2aEr
     }
     let messages = load(a2a, &task.session).await?;
     let seen = tasks::view(&task, &messages, a2a.registry.get(&params.id), None)?;
-    Err(A2aError::NotCancelable(match seen.status.state {
-        TaskState::InputRequired => format!(
-            "task `{}` waits for approval: answer it `deny` to refuse the call",
-            params.id
-        ),
-        state => format!(
+    if seen.status.state != TaskState::InputRequired {
+        return Err(A2aError::NotCancelable(format!(
             "task `{}` is in state {} and runs on no turn of this server",
             params.id,
-            state.name()
-        ),
-    }))
+            seen.status.state.name()
+        )));
+    }
+    let waiting: Vec<String> = pending_approvals(&messages)
+        .iter()
+        .map(|call| call.id.clone())
+        .collect();
+    for call_id in waiting {
+        let mut env = agent.env();
+        env.extensions.insert(SessionId(task.session.clone()));
+        env.extensions.insert(ApprovalDecision::new(
+            call_id,
+            Verdict::Deny {
+                reason: Some(tasks::CANCEL_DENIAL.to_owned()),
+            },
+        ));
+        // The pass that applies the decision is the last: the model does not run.
+        env.exit(ExitReason::Requested {
+            by: "CancelTask".to_owned(),
+            reason: run::CANCELED.to_owned(),
+        });
+        let timeout = a2a.shared.timeout;
+        match tokio::time::timeout(timeout, agent.turn(env)).await {
+            Err(_) => {
+                return Err(crate::error::ApiError::timeout(
+                    &format!("the cancel of task `{}`", params.id),
+                    timeout,
+                )
+                .into());
+            }
+            Ok(Err(error)) => {
+                return Err(crate::error::ApiError::turn(&task.session, &error).into());
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    a2a.registry.finished(
+        &params.id,
+        Some((TaskState::Canceled, vec![wire::Part::text(run::CANCELED)])),
+    );
+    get(a2a, params).await
 }

@@ -22,8 +22,12 @@ use super::wire::TaskParams;
 /// `?historyLength=N` of `GET /tasks/{id}`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct History {
-    #[serde(default, rename = "historyLength")]
-    history_length: Option<i64>,
+    #[serde(
+        default,
+        rename = "historyLength",
+        deserialize_with = "crate::whole::optional_query"
+    )]
+    history_length: Option<usize>,
 }
 
 fn reply(outcome: Result<Reply, A2aError>) -> Response {
@@ -179,7 +183,7 @@ pub(crate) async fn agent_message_stream(
     path = "/a2a-rest/tasks/{id}",
     operation_id = "a2a_rest_get_task",
     tag = "a2a",
-    params(("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<i64>, Query, description = "At most this many messages of the history")),
+    params(("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<u64>, Query, minimum = 0, maximum = 9_007_199_254_740_991_f64, description = "At most this many messages of the history: a whole number from 0 to 2^53 - 1 (`2` or `2.0`)")),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
@@ -215,7 +219,7 @@ pub(crate) async fn get_task(
     path = "/a2a-rest/{agent}/tasks/{id}",
     operation_id = "a2a_rest_agent_get_task",
     tag = "a2a",
-    params(("agent" = String, Path, description = "The agent"), ("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<i64>, Query, description = "At most this many messages of the history")),
+    params(("agent" = String, Path, description = "The agent"), ("id" = String, Path, description = "The task: `{contextId}:{n}`"), ("historyLength" = Option<u64>, Query, minimum = 0, maximum = 9_007_199_254_740_991_f64, description = "At most this many messages of the history: a whole number from 0 to 2^53 - 1 (`2` or `2.0`)")),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
@@ -267,13 +271,22 @@ pub(crate) async fn post_task(
         }
         return wrong_method(&target, "GET, HEAD");
     };
+    // `[agent, id]` under `/a2a-rest/{agent}/`, `[id]` for the default agent; an
+    // unknown agent in the path is a 404, as for `message:send`.
+    let agent = (path.len() > 1).then(|| path[0].as_str());
+    if let Some(name) = agent
+        && let Err(error) = a2a.shared.agent(Some(name))
+    {
+        return error.into_response();
+    }
     let outcome = async {
         jsonrpc::check_version(&headers)?;
+        let agent = a2a.shared.agent(agent).map_err(A2aError::from)?.clone();
         let params = TaskParams {
             id: id.to_owned(),
             history_length: None,
         };
-        jsonrpc::cancel(&a2a, params).await.map(Reply::Json)
+        jsonrpc::cancel(&a2a, agent, params).await.map(Reply::Json)
     };
     reply(outcome.await)
 }

@@ -13,10 +13,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::A2aError;
 use super::tasks::{Registry, TaskRef};
-use super::wire::TaskState;
+use super::wire::{Part, TaskState};
 use crate::error::ApiError;
 use crate::live::Sink;
 use crate::state::Shared;
+use serde_json::json;
 
 /// What the turn's task sends to the request.
 #[derive(Debug)]
@@ -43,11 +44,7 @@ impl Started {
         }
         match self.rx.recv().await? {
             Signal::Item(item) => Some(item),
-            Signal::Failed(error) => Some(TurnItem::End {
-                result: TurnResult::Failed {
-                    error: error.message,
-                },
-            }),
+            Signal::Failed(error) => Some(error.end_item()),
         }
     }
 }
@@ -84,7 +81,7 @@ pub(crate) async fn start(
                 if matches!(item, TurnItem::End { .. }) {
                     end = Some(item);
                 } else {
-                    let _ = tx.send(Signal::Item(item));
+                    let _ = tx.send(Signal::Item(crate::error::shown_item(item)));
                 }
             }
             (end, stream.take_result())
@@ -109,10 +106,15 @@ pub(crate) async fn start(
         };
         drop(stream);
         let ended = match &signal {
-            Signal::Failed(error) => Some((TaskState::Failed, error.message.clone())),
+            Signal::Failed(error) => Some((
+                TaskState::Failed,
+                ended_why(&TurnResult::Failed {
+                    error: error.failed_text(),
+                }),
+            )),
             Signal::Item(TurnItem::End { result }) => match result {
                 TurnResult::Exited { reason } if reason == CANCELED => {
-                    Some((TaskState::Canceled, CANCELED.to_owned()))
+                    Some((TaskState::Canceled, vec![Part::text(CANCELED)]))
                 }
                 TurnResult::Completed { .. } | TurnResult::Paused { .. } => None,
                 other => Some((TaskState::Failed, ended_why(other))),
@@ -146,12 +148,18 @@ pub(crate) async fn start(
     Ok(Started { first, rx })
 }
 
-/// Why a turn that ended without an answer ended, for the task's status message.
-pub(crate) fn ended_why(result: &TurnResult) -> String {
-    match result {
+/// Why a turn that ended without an answer ended: the parts of the task's status
+/// message. A failed turn's says what failed and has a data part `{"kind": ..}`
+/// with the error's stable kind (the `type` of the server's JSON errors).
+pub(crate) fn ended_why(result: &TurnResult) -> Vec<Part> {
+    let text = match result {
         TurnResult::Exited { reason } => format!("the turn ended early: {reason}"),
-        TurnResult::Failed { error } => format!("the turn failed: {error}"),
+        TurnResult::Failed { error } => {
+            let (kind, message) = crate::error::split_failure(error);
+            return vec![Part::text(message), Part::data(json!({ "kind": kind }))];
+        }
         TurnResult::Unfinished => "the turn ended without a final answer".to_owned(),
         _ => "the turn ended without an answer".to_owned(),
-    }
+    };
+    vec![Part::text(text)]
 }

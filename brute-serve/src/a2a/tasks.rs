@@ -54,8 +54,9 @@ pub(crate) enum Live {
         /// Cancelled when the turn has ended (and the registry knows how).
         done: CancellationToken,
     },
-    /// Its turn ended here without an answer in the history: failed or canceled.
-    Ended(TaskState, String),
+    /// Its turn ended here without an answer in the history: failed or canceled, with
+    /// the parts of its status message.
+    Ended(TaskState, Vec<Part>),
 }
 
 /// The tasks whose turns run on this server, and the last ones that failed or were
@@ -83,7 +84,7 @@ impl Registry {
     }
 
     /// The turn of `id` ended; `ended` when the history will not show why.
-    pub(crate) fn finished(&self, id: &str, ended: Option<(TaskState, String)>) {
+    pub(crate) fn finished(&self, id: &str, ended: Option<(TaskState, Vec<Part>)>) {
         self.with(|(map, order)| {
             map.remove(id);
             if let Some((state, message)) = ended {
@@ -110,6 +111,10 @@ impl Registry {
         self.with(|(map, _)| map.get(id).cloned())
     }
 }
+
+/// The reason given to the model for a call that `CancelTask` denied: a task whose
+/// turn ends with such a result was canceled.
+pub(crate) const CANCEL_DENIAL: &str = "the client canceled the task (A2A CancelTask)";
 
 /// An agent message of task `task`.
 pub(crate) fn agent_message(task: &TaskRef, suffix: &str, parts: Vec<Part>) -> wire::Message {
@@ -166,7 +171,7 @@ pub(crate) fn view(
     task: &TaskRef,
     messages: &[brute::Message],
     live: Option<Live>,
-    history_length: Option<i64>,
+    history_length: Option<usize>,
 ) -> Result<Task, A2aError> {
     let text =
         |suffix: &str, text: String| Some(agent_message(task, suffix, vec![Part::text(text)]));
@@ -179,7 +184,7 @@ pub(crate) fn view(
                 context_id: task.session.clone(),
                 status: TaskStatus {
                     state,
-                    message: text("status", why),
+                    message: Some(agent_message(task, "status", why)),
                 },
                 artifacts: Vec::new(),
                 history: Vec::new(),
@@ -216,7 +221,16 @@ pub(crate) fn view(
             Some(approval_message(task, &pending)),
         )
     } else if let Some(Live::Ended(state, why)) = live {
-        (state, text("status", why))
+        (state, Some(agent_message(task, "status", why)))
+    } else if turn
+        .last()
+        .is_some_and(|m| m.role == Role::Tool && m.content.contains(CANCEL_DENIAL))
+    {
+        // `CancelTask` denied the calls that waited: canceled, on any server.
+        (
+            TaskState::Canceled,
+            text("status", super::run::CANCELED.to_owned()),
+        )
     } else if !last {
         (
             TaskState::Canceled,
@@ -254,7 +268,7 @@ pub(crate) fn view(
             )
         })
         .collect();
-    if let Some(keep) = history_length.and_then(|n| usize::try_from(n).ok()) {
+    if let Some(keep) = history_length {
         let cut = history.len().saturating_sub(keep);
         history.drain(..cut);
     }

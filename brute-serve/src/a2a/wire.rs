@@ -203,8 +203,13 @@ pub(crate) struct SendConfiguration {
     #[serde(default, alias = "return_immediately")]
     pub(crate) return_immediately: bool,
     /// At most this many messages of the history in the answer.
-    #[serde(default, alias = "history_length")]
-    pub(crate) history_length: Option<i64>,
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "crate::whole::optional"
+    )]
+    #[schema(minimum = 0, maximum = 9_007_199_254_740_991_f64)]
+    pub(crate) history_length: Option<usize>,
 }
 
 /// The params of `SendMessage` and `SendStreamingMessage`.
@@ -224,8 +229,12 @@ pub(crate) struct SendParams {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TaskParams {
     pub(crate) id: String,
-    #[serde(default, alias = "history_length")]
-    pub(crate) history_length: Option<i64>,
+    #[serde(
+        default,
+        alias = "history_length",
+        deserialize_with = "crate::whole::optional"
+    )]
+    pub(crate) history_length: Option<usize>,
 }
 
 #[cfg(test)]

@@ -195,7 +195,8 @@ impl Progress {
                 finished(json!({"type": "interrupt", "interrupts": interrupts}))
             }
             TurnResult::Failed { error } => {
-                Progress::error(format!("the turn failed: {error}"), "turn_failed")
+                let (kind, message) = crate::error::split_failure(error);
+                Progress::error(message.to_owned(), kind)
             }
             TurnResult::Exited { reason } => {
                 Progress::error(format!("the turn ended early: {reason}"), "turn_exited")

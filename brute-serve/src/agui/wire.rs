@@ -50,7 +50,10 @@ pub(crate) struct RunAgentInput {
 #[serde(rename_all = "camelCase")]
 #[schema(as = AguiMessage)]
 pub(crate) struct InputMessage {
-    /// `user`, `assistant`, `system`, `developer`, `tool`, `activity`, `reasoning`.
+    /// `user`, `assistant`, `system`, `developer`, `tool`, `activity`, `reasoning`
+    /// (any other is a 400 naming the message).
+    #[serde(deserialize_with = "known_role")]
+    #[schema(pattern = "^(user|assistant|system|developer|tool|activity|reasoning)$")]
     pub(crate) role: String,
     /// A string, or (for user and tool messages) a list of content parts.
     #[serde(default)]
@@ -62,6 +65,30 @@ pub(crate) struct InputMessage {
     /// Of a `tool` message: the tool's failure, if it failed.
     #[serde(default)]
     pub(crate) error: Option<String>,
+}
+
+/// The roles of AG-UI's messages.
+const ROLES: [&str; 7] = [
+    "user",
+    "assistant",
+    "system",
+    "developer",
+    "tool",
+    "activity",
+    "reasoning",
+];
+
+/// A message's `role`: one of [`ROLES`], as the description's pattern says.
+fn known_role<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let role = String::deserialize(deserializer)?;
+    if ROLES.contains(&role.as_str()) {
+        return Ok(role);
+    }
+    Err(serde::de::Error::custom(format!(
+        "unknown role `{}`, expected one of `{}`",
+        crate::session_id::shown(&role),
+        ROLES.join("`, `")
+    )))
 }
 
 /// A tool the front end runs (AG-UI's `Tool`).

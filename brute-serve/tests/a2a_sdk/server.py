@@ -2,7 +2,8 @@
 (started by tests/a2a.rs on 127.0.0.1; prints its port, then serves until killed).
 
 It echoes a message; a message that says "confirm" asks for input first, and the next
-message on that task completes it.
+message on that task completes it; one that says "chunks" answers "one two three" in
+three chunks of one artifact.
 """
 
 import asyncio
@@ -36,6 +37,17 @@ class Echo(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
             await updater.add_artifact([Part(text="confirmed: " + text)], name="answer")
+            await updater.complete()
+        elif "chunks" in text:
+            # One answer in three chunks of one artifact, the last one marked so.
+            for i, chunk in enumerate(["one ", "two ", "three"]):
+                await updater.add_artifact(
+                    [Part(text=chunk)],
+                    artifact_id="answer",
+                    name="answer",
+                    append=i > 0,
+                    last_chunk=i == 2,
+                )
             await updater.complete()
         elif "confirm" in text:
             await updater.requires_input(
