@@ -170,3 +170,59 @@ fn an_id_repeated_across_replies_and_turns_is_refused_and_renamed() {
             assert_eq!(ids.len(), 6, "an id is used twice: {ids:?}");
         });
 }
+
+/// A reply whose call id is larger than any provider sends (10 KiB) is refused as too
+/// large, naming the tool and the cap, and nothing of it is stored: the id would
+/// otherwise be kept twice (call and result) and sent back on every later call.
+#[test]
+fn an_id_longer_than_the_cap_is_refused_before_it_is_stored() {
+    let dir = temp_dir();
+    let root = temp_dir();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let store = AnyStore::open(
+                "jsonl",
+                dir.path().to_str().unwrap(),
+                Duration::from_secs(60),
+            )
+            .await;
+            let model = ScriptedModel::from_fn(|_env| {
+                Message::tool_calls(
+                    "",
+                    vec![ToolCall::new(
+                        "x".repeat(10 * 1024),
+                        "echo",
+                        serde_json::json!({ "text": "never" }),
+                    )],
+                )
+            });
+            let agent = brute_agent! {
+                use SessionLog { store: store.store(), session: "long" };
+                use Loop::ToolResult;
+                use MaxIterations { max: 4 };
+                use DefaultToolPipeline { tools: (Echo,), root: root.path() };
+                run model;
+            };
+            let error = agent.start("hi").await.unwrap_err();
+            let text = error.to_string();
+            assert!(
+                matches!(
+                    &error,
+                    brute::Error::Model(brute::ModelError::TooLarge { limit: 256, .. })
+                ),
+                "{error:?}"
+            );
+            assert!(
+                text.contains("`echo`") && text.contains("10240 bytes"),
+                "{text}"
+            );
+            let stored = store.load("long").await;
+            assert!(
+                stored.iter().all(|m| m.tool_calls.is_empty()),
+                "the call was stored: {stored:?}"
+            );
+        });
+}

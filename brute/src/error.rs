@@ -137,8 +137,9 @@ pub enum ModelError {
     /// The provider rejected the request for another reason.
     #[error("request rejected: {0}")]
     Rejected(String),
-    /// The response passed a size limit (one stream event, or a whole non-streamed
-    /// body); it was refused there, without reading the rest.
+    /// The response passed a size limit (one stream event, a whole non-streamed
+    /// body, or a tool call's id longer than 256 bytes); it was refused there, without
+    /// reading or storing the rest.
     #[error("response too large: {message} (limit {limit} bytes)")]
     TooLarge {
         /// The limit that was passed, in bytes.

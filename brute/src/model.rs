@@ -33,8 +33,10 @@ macro_rules! model_pass {
             traced!($env.persist(), ref $span)?;
         }
         before_call($env);
-        let (message, usage) = match traced!($reply, ref $span) {
-            Ok(reply) => reply.into_parts(),
+        let (message, usage) = match traced!($reply, ref $span)
+            .and_then(|reply| call_ids::within_cap(reply.into_parts()))
+        {
+            Ok(reply) => reply,
             Err(error) => {
                 crate::trace::record_error(&$span, &error);
                 return Err(error);

@@ -9,7 +9,38 @@
 use std::collections::HashSet;
 
 use crate::env::Transcript;
+use crate::error::{Error, ModelError};
 use crate::message::Message;
+use crate::usage::Usage;
+
+/// The longest tool-call id a reply may carry, in bytes. Providers' ids are a few dozen
+/// bytes (`call_…`, `toolu_…`); an id is stored with its call and its result and sent
+/// back on every later call of the session, so a model that sends megabytes of id is
+/// refused instead of stored.
+pub(crate) const MAX_CALL_ID_BYTES: usize = 256;
+
+/// `reply` as it came, unless a call's id is longer than [`MAX_CALL_ID_BYTES`]: then
+/// [`ModelError::TooLarge`] naming the tool and the cap, before anything is stored.
+pub(crate) fn within_cap(
+    reply: (Message, Option<Usage>),
+) -> Result<(Message, Option<Usage>), Error> {
+    match reply
+        .0
+        .tool_calls
+        .iter()
+        .find(|c| c.id.len() > MAX_CALL_ID_BYTES)
+    {
+        None => Ok(reply),
+        Some(call) => Err(Error::Model(ModelError::TooLarge {
+            limit: MAX_CALL_ID_BYTES,
+            message: format!(
+                "the id of the model's call of `{}` ({} bytes)",
+                call.name,
+                call.id.len()
+            ),
+        })),
+    }
+}
 
 /// The ids that `history` has used, when `reply` has calls that need fixing against
 /// them: `None` when every call of `reply` has an id of its own that the history has
