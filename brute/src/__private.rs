@@ -17,9 +17,12 @@ pub mod v1 {
         terminal_fn,
     };
     pub use crate::stack::{
-        Check, IsMiddleware, Kind, KindInfo, Layer, Middleware, MissingOption, NoApp,
-        NotAMiddleware, NotMiddleware, Placement, Probe, Rule, Sealed, TypeProbe, Wraps,
-        placement_error, placement_of,
+        AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, Holds,
+        IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
+        MissingOption, NeedsInner, NoApp, NotAMiddleware, NotMiddleware, OneSessionLog, Placement,
+        Probe, Rule, SLOTS, Said, Sealed, SessionLogOutsideCompaction, SessionLogOutsideLoops,
+        SitsInside, SitsOutside, ToolPipelineInsideLoop, TypeProbe, UseTarget, Wraps, ask, kind,
+        kind_hash, placement_of, placement_report, probe,
     };
 
     /// `run handler;` in `pipeline!`.

@@ -7,7 +7,7 @@
 //!
 //! | kind | rules for every layer that provides it |
 //! |---|---|
-//! | [`Loops`] | none (`Loop::ToolResult`'s own rule: a [`ToolPipeline`] inside it) |
+//! | [`Loops`] | no loop further out: loops do not nest (`Loop::ToolResult`'s own rule: a [`ToolPipeline`] inside it) |
 //! | [`SessionLog`] | outside every `Loops`; outside every `Compaction`; at most one |
 //! | [`Compaction`] | inside a `Loops` layer, so it runs before every model call |
 //! | [`ToolPipeline`] | inside a `Loops` layer, so the model sees and answers every tool result |
@@ -17,6 +17,7 @@
 pub use crate::stack::Kind;
 use crate::stack::Sealed;
 use crate::stack::placement::{Check, KindInfo, Rule};
+use crate::stack::{KindId, KindOf, Said, kind_hash};
 
 /// Declares placement kinds for your own middleware.
 ///
@@ -51,6 +52,18 @@ macro_rules! kind {
                 rules: &[],
             };
         }
+        impl $crate::__private::v1::KindOf<$name>
+            for $crate::__private::v1::KindId<
+                {
+                    $crate::__private::v1::kind_hash(::core::concat!(
+                        ::core::module_path!(),
+                        "::",
+                        ::core::stringify!($name)
+                    ))
+                },
+            >
+        {
+        }
     )+};
 }
 
@@ -67,6 +80,7 @@ macro_rules! builtin_kind {
                 rules: &[$($rule),*],
             };
         }
+        impl KindOf<$name> for KindId<{ kind_hash(concat!("brute::kind::", stringify!($name))) }> {}
     };
 }
 
@@ -76,27 +90,27 @@ builtin_kind!(
     /// Named apart from the loop middleware [`Loop`](crate::middleware::Loop), so that
     /// a file can import both plainly.
     Loops,
-    []
+    [Rule::unique_kind(Said::LoopsDoNotNest, "loop layers do not nest, and a `use` above this one already provides `Loops` (rule of kind `Loops`): each loop counts its own passes, so a guard such as `MaxIterations` would count only the inner loop's, and the outer loop would start the inner one again. Keep one loop: `Loop::ToolResult` for the agentic loop, or `Loop::While { condition }` for another condition.")]
 );
 
 builtin_kind!(
     /// The session log: loads history on the way in, persists it on the way out.
     SessionLog,
     [
-        Rule::of_kind::<Loops>(Check::Outside, "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loops` (rule of kind `SessionLog`). Move the session log above the loop."),
-        Rule::of_kind::<Compaction>(Check::Outside, "a session log must sit outside compaction, so compaction works on the loaded history and the log persists what survives, but a `use` above it provides `Compaction` (rule of kind `SessionLog`). Move the session log above it."),
-        Rule::unique_kind("a stack may have only one session log, and a `use` above this one already provides `SessionLog` (rule of kind `SessionLog`). Remove one of them."),
+        Rule::of_kind::<Loops>(Check::Outside, Said::SessionLogOutsideLoops, "a session log must sit outside every loop layer, so it loads history once and persists the whole turn, but a `use` above it provides `Loops` (rule of kind `SessionLog`). Move the session log above the loop."),
+        Rule::of_kind::<Compaction>(Check::Outside, Said::SessionLogOutsideCompaction, "a session log must sit outside compaction, so compaction works on the loaded history and the log persists what survives, but a `use` above it provides `Compaction` (rule of kind `SessionLog`). Move the session log above it."),
+        Rule::unique_kind(Said::OneSessionLog, "a stack may have only one session log, and a `use` above this one already provides `SessionLog` (rule of kind `SessionLog`). Remove one of them."),
     ]
 );
 
 builtin_kind!(
     /// Context compaction: shrinks the history before a model call.
     Compaction,
-    [Rule::of_kind::<Loops>(Check::Inside, "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loops` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.")]
+    [Rule::of_kind::<Loops>(Check::Inside, Said::CompactionInsideLoop, "compaction must sit inside a loop layer, so it runs before every model call, but no `use` above it provides `Loops` (rule of kind `Compaction`). Move it below `use Loop::ToolResult;`.")]
 );
 
 builtin_kind!(
     /// Tool execution: advertises tools and runs the model's tool calls.
     ToolPipeline,
-    [Rule::of_kind::<Loops>(Check::Inside, "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loops` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.")]
+    [Rule::of_kind::<Loops>(Check::Inside, Said::ToolPipelineInsideLoop, "a tool pipeline must sit inside a loop layer, so that the model is called again with the tool results, but no `use` above it provides `Loops` (rule of kind `ToolPipeline`). Move it below `use Loop::ToolResult;`, adding that loop if the stack has none.")]
 );

@@ -86,14 +86,22 @@
 
 pub(crate) mod placement;
 mod probe;
+mod report;
 
 pub use crate::agent::{BoxStack, Build, Stack};
 pub use crate::handler::{HandlerFn, handler_fn};
 pub use placement::Placement;
 #[doc(hidden)]
-pub use placement::{Check, KindInfo, Message, Rule, placement_error};
+pub use placement::{Check, KindInfo, Rule, Said};
 #[doc(hidden)]
-pub use probe::{IsMiddleware, NotAMiddleware, NotMiddleware, Probe, TypeProbe, placement_of};
+pub use probe::{IsMiddleware, NotAMiddleware, NotMiddleware, Probe, TypeProbe};
+#[doc(hidden)]
+pub use report::{
+    AModel, AlsoHolds, AppearsOnce, CompactionInsideLoop, ForbidsInner, Holds, KindId, KindOf,
+    LoopsDoNotNest, NeedsInner, OneSessionLog, SLOTS, SameLayer, SessionLogOutsideCompaction,
+    SessionLogOutsideLoops, SitsInside, SitsOutside, ToolPipelineInsideLoop, UseTarget, ask, kind,
+    kind_hash, placement_of, placement_report, probe,
+};
 
 /// The supertrait that seals [`Kind`]: only `kind!` implements it.
 #[doc(hidden)]

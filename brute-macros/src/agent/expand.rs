@@ -45,10 +45,6 @@ fn box_after(depth: usize, total: usize) -> bool {
     depth.is_multiple_of(BOX_EVERY) && depth < total
 }
 
-/// Broken placement rules reported per `use` line: one `const` check each, asking
-/// `placement_error` for the first, second and third broken rule.
-const REPORTED_PER_LINE: usize = 3;
-
 /// The span diagnostics about a `use` line point at: the middleware's name, the last
 /// segment of its path (on stable, a span cannot cover the whole path).
 fn last_segment_span(path: &Path) -> Span {
@@ -75,40 +71,81 @@ fn bare_path(path: &Path) -> Path {
     path
 }
 
+/// The placement checks of every `use` line, in one `const _` block: the table of
+/// the lines' placements, then one generic fn per line whose type parameter is the
+/// layer's name as written there (`fn line<MaxIterations>()`), asking one trait per
+/// message whether that line's rules hold (see `brute::stack::report`). A broken rule
+/// is an unmet bound at the line, its `on_unimplemented` naming the layer by that
+/// parameter, and the kind.
 fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     let krate = stack.krate;
+    let private = quote! { #krate::__private::v1 };
     let table = format_ident!("__BRUTE_STACK");
     // A type that is not a middleware is reported here, once, at its `use` line, by
-    // the `on_unimplemented` of `Middleware` (`placement_of` requires it).
+    // the `on_unimplemented` of `UseTarget`; `placement_of` asks the same at the same
+    // span, so rustc reports it once.
     let entries = stack.uses.iter().map(|line| {
         let path = bare_path(&line.path);
         let span = last_segment_span(&path);
-        // Every token of the call at the `use` line, so that the error points there.
-        quote_spanned! {span=> placement_of(&#path::__brute_probe) }
+        quote_spanned! {span=> {
+            let probe = #private::probe(&#path::__brute_probe);
+            #private::ask(&probe, <_ as #private::UseTarget>::check);
+            #private::placement_of(&probe)
+        }}
     });
-    let checks = stack.uses.iter().enumerate().flat_map(|(index, line)| {
+    let lines = stack.uses.iter().enumerate().map(|(index, line)| {
         let span = last_segment_span(&line.path);
-        let table = &table;
-        (0..REPORTED_PER_LINE).map(move |nth| {
+        let name = line
+            .path
+            .segments
+            .last()
+            .map_or_else(|| format_ident!("Layer"), |s| s.ident.clone());
+        // Declared at the macro's own span (rustc suggests no bound on it), named at
+        // the user's (the error points at the line).
+        let param = syn::Ident::new(&name.to_string(), Span::mixed_site());
+        let named = syn::Ident::new(&name.to_string(), span);
+        let checks = SAID.iter().enumerate().map(|(slot, said)| {
+            let said = syn::Ident::new(said, span);
+            let kind = format_ident!("K{}", slot);
             quote_spanned! {span=>
-                const _: () = if let ::core::option::Option::Some(message) =
-                    #krate::__private::v1::placement_error(#table, #index, #nth)
-                {
-                    ::core::panic!("{}", message.as_str())
-                };
+                const #kind: u64 = REPORT[#slot];
+                <#named as #private::#said<_>>::check(#private::kind::<#kind, _>());
             }
-        })
+        });
+        quote! {
+            #[allow(non_camel_case_types, non_snake_case, dead_code, clippy::extra_unused_type_parameters)]
+            fn line<#param>() {
+                const REPORT: [u64; #private::SLOTS] = #private::placement_report(#table, #index);
+                #(#checks)*
+            }
+        }
     });
     quote! {
         const _: () = {
             #[allow(unused_imports)]
-            use #krate::__private::v1::Probe as _;
-            use #krate::__private::v1::placement_of;
-            const #table: &[#krate::__private::v1::Placement] = &[#(#entries),*];
-            #(#checks)*
+            use #private::Probe as _;
+            const #table: &[#private::Placement] = &[#(#entries),*];
+            #(const _: () = { #lines };)*
         };
     }
 }
+
+/// The traits of `brute::stack::report`, in the order of its `Said` (one per slot of
+/// a line's report).
+const SAID: [&str; 12] = [
+    "SitsInside",
+    "SitsOutside",
+    "NeedsInner",
+    "ForbidsInner",
+    "AppearsOnce",
+    "SessionLogOutsideLoops",
+    "SessionLogOutsideCompaction",
+    "OneSessionLog",
+    "CompactionInsideLoop",
+    "ToolPipelineInsideLoop",
+    "LoopsDoNotNest",
+    "AModel",
+];
 
 /// The path as written, for messages (`brute::SystemPrompt`).
 fn path_text(path: &Path) -> String {

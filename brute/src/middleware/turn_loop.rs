@@ -6,6 +6,9 @@
 /// [`Env::pass_limit`](crate::Env::pass_limit) (then no further pass starts). Each pass
 /// increments `env.iteration` and emits [`Event::Iteration`](crate::Event::Iteration).
 ///
+/// A stack has at most one loop, checked at compile time: nested, each loop would count
+/// its own passes, so a guard such as `MaxIterations` would see only the inner one's.
+///
 /// ```
 /// use brute::{Message, brute_agent, middleware::Loop};
 ///

@@ -100,6 +100,7 @@ use crate::tool::ToolSpec;
 mod macros;
 
 pub mod anthropic;
+mod as_layer;
 #[cfg(feature = "http")]
 mod client;
 mod errors;

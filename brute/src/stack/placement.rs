@@ -7,6 +7,40 @@
 
 use crate::stack::Kind;
 
+/// The id of the "kind" of a layer's own `unique` rule (see `report::SameLayer`).
+pub(crate) const SAME_LAYER: &str = "brute::stack::SameLayer";
+
+/// Which message reports a broken rule: the five standard ones, named after the
+/// check, and the built-in kinds' own.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Said {
+    /// `inside = K`.
+    Inside,
+    /// `outside = K`.
+    Outside,
+    /// `requires_inner = K`.
+    RequiresInner,
+    /// `forbids_inner = K`.
+    ForbidsInner,
+    /// `unique`.
+    Unique,
+    /// A session log outside every loop.
+    SessionLogOutsideLoops,
+    /// A session log outside compaction.
+    SessionLogOutsideCompaction,
+    /// One session log per stack.
+    OneSessionLog,
+    /// Compaction inside a loop.
+    CompactionInsideLoop,
+    /// A tool pipeline inside a loop.
+    ToolPipelineInsideLoop,
+    /// No loop inside another.
+    LoopsDoNotNest,
+    /// A model given as a layer.
+    AModel,
+}
+
 /// The most kinds one layer can provide.
 const MAX_PROVIDES: usize = 4;
 /// The most rules one layer can declare.
@@ -65,6 +99,8 @@ pub struct Rule {
     pub kind: Option<(&'static str, &'static str)>,
     /// A message of its own (the built-in kinds' rules have one).
     pub message: Option<&'static str>,
+    /// Which message `brute_agent!` reports it with.
+    pub said: Said,
 }
 
 /// A placement check, evaluated for one `use` line against the lines around it.
@@ -84,26 +120,30 @@ pub enum Check {
     /// No layer further out is the same middleware (own rule) or provides the same
     /// kind (kind rule).
     Unique,
+    /// Never holds: the "layer" is a model, which ends a stack and wraps nothing.
+    NotALayer,
 }
 
 impl Rule {
     /// A kind's rule that at most one layer provides it, with its own message.
     #[doc(hidden)]
-    pub const fn unique_kind(message: &'static str) -> Rule {
+    pub const fn unique_kind(said: Said, message: &'static str) -> Rule {
         Rule {
             check: Check::Unique,
             kind: None,
             message: Some(message),
+            said,
         }
     }
 
     /// A rule of a kind, with its own message (what the built-in kinds use).
     #[doc(hidden)]
-    pub const fn of_kind<K: Kind>(check: Check, message: &'static str) -> Rule {
+    pub const fn of_kind<K: Kind>(check: Check, said: Said, message: &'static str) -> Rule {
         Rule {
             check,
             kind: Some((K::INFO.id, K::INFO.name)),
             message: Some(message),
+            said,
         }
     }
 }
@@ -162,6 +202,18 @@ impl Placement {
             check: Check::Unique,
             kind: None,
             message: None,
+            said: Said::Unique,
+        })
+    }
+
+    /// The placement of a model named in a `use` line: every stack it is in is
+    /// reported, saying that a model goes after `run`.
+    pub(crate) const fn model(name: &'static str) -> Self {
+        Placement::new(name, "").push(Rule {
+            check: Check::NotALayer,
+            kind: None,
+            message: Some(MODEL_AS_LAYER),
+            said: Said::AModel,
         })
     }
 
@@ -171,10 +223,19 @@ impl Placement {
     }
 
     const fn rule<K: Kind>(self, check: Check) -> Self {
+        let said = match check {
+            Check::Inside => Said::Inside,
+            Check::Outside => Said::Outside,
+            Check::RequiresInner => Said::RequiresInner,
+            Check::ForbidsInner => Said::ForbidsInner,
+            Check::Unique => Said::Unique,
+            Check::NotALayer => Said::AModel,
+        };
         self.push(Rule {
             check,
             kind: Some((K::INFO.id, K::INFO.name)),
             message: None,
+            said,
         })
     }
 
@@ -191,10 +252,12 @@ impl Placement {
     }
 }
 
+/// What [`Stack`](super::Stack) says of a model given as a layer.
+const MODEL_AS_LAYER: &str = "a model is not a middleware: it ends the stack, after `run` (`run model;`), and `use` takes a layer that wraps the stack below it. Give the model to `run`, and keep `use` for layers such as `Loop::ToolResult`.";
+
 /// The message of a broken rule, written at compile time into a fixed buffer.
-#[doc(hidden)]
 #[derive(Clone, Copy)]
-pub struct Message {
+pub(crate) struct Message {
     buf: [u8; MESSAGE_CAPACITY],
     len: usize,
 }
@@ -219,7 +282,7 @@ impl Message {
     }
 
     /// The text (cut at a character boundary if it was too long).
-    pub const fn as_str(&self) -> &str {
+    pub(crate) const fn as_str(&self) -> &str {
         let mut len = self.len;
         loop {
             let (head, _) = self.buf.split_at(len);
@@ -308,6 +371,7 @@ const fn broken(stack: &[Placement], index: usize, rule: &Rule, unique_of: Optio
                 && !misplaced_provider(stack, index, kind)
         }
         Check::ForbidsInner => any_provides(stack, index + 1, stack.len(), kind),
+        Check::NotALayer => true,
         Check::Unique => match unique_of {
             Some(kind) => any_provides(stack, 0, index, kind),
             None => {
@@ -332,6 +396,7 @@ const fn standard_message(name: &str, rule: &Rule) -> Message {
     };
     let m = Message::new();
     match rule.check {
+        Check::NotALayer => m.push(MODEL_AS_LAYER),
         Check::Unique => m
             .push("`")
             .push(name)
@@ -406,20 +471,15 @@ const fn message_of(name: &str, rule: &Rule) -> Message {
     }
 }
 
-/// The message of the `nth` rule (from 0) that line `index` of `stack` (outermost
-/// first) breaks, if there is one. `brute_agent!` evaluates it in `const` items, one
-/// per line and `nth`, and panics with the message, which rustc reports as a compile
-/// error at that line.
-///
-/// Why a `const` panic and not a trait bound with `#[diagnostic::on_unimplemented]`:
-/// whether a rule holds depends on the other lines of the stack and on kinds anyone
-/// can declare, which a trait bound could only express with negative reasoning
-/// ("no layer above provides `K`") that stable Rust lacks; and an
-/// `on_unimplemented` message is fixed text that cannot name the layer, the kind and
-/// the fix the way this one does. rustc frames every `const` panic as
-/// `error[E0080]: evaluation panicked: <message>`; the message itself is exact.
-#[doc(hidden)]
-pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> Option<Message> {
+/// The `nth` rule (from 0) that line `index` of `stack` (outermost first) breaks, if
+/// there is one, with the name of the layer whose rule it is (the layer's own rules
+/// first, then those of the kinds it provides) and the kind it is about: the kind
+/// id of a kind's rule, or the layer's own `unique` rule's [`SAME_LAYER`].
+const fn nth_broken(
+    stack: &[Placement],
+    index: usize,
+    nth: usize,
+) -> Option<(&Rule, &'static str)> {
     let me = &stack[index];
     let mut seen = 0;
     let mut r = 0;
@@ -428,7 +488,11 @@ pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> O
             && broken(stack, index, rule, None)
         {
             if seen == nth {
-                return Some(message_of(me.name, rule));
+                let kind = match rule.kind {
+                    Some((id, _)) => id,
+                    None => SAME_LAYER,
+                };
+                return Some((rule, kind));
             }
             seen += 1;
         }
@@ -439,9 +503,14 @@ pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> O
         if let Some(kind) = &me.provides[k] {
             let mut r = 0;
             while r < kind.rules.len() {
-                if broken(stack, index, &kind.rules[r], Some(kind.id)) {
+                let rule = &kind.rules[r];
+                if broken(stack, index, rule, Some(kind.id)) {
                     if seen == nth {
-                        return Some(message_of(me.name, &kind.rules[r]));
+                        let about = match rule.kind {
+                            Some((id, _)) => id,
+                            None => kind.id,
+                        };
+                        return Some((rule, about));
                     }
                     seen += 1;
                 }
@@ -451,6 +520,35 @@ pub const fn placement_error(stack: &[Placement], index: usize, nth: usize) -> O
         k += 1;
     }
     None
+}
+
+/// The `nth` rule (from 0) that line `index` of `stack` breaks: the message that
+/// reports it and the id of the kind it is about (see [`placement_report`]).
+///
+/// [`placement_report`]: super::report::placement_report
+pub(crate) const fn broken_rule(
+    stack: &[Placement],
+    index: usize,
+    nth: usize,
+) -> Option<(Said, &'static str)> {
+    match nth_broken(stack, index, nth) {
+        Some((rule, kind)) => Some((rule.said, kind)),
+        None => None,
+    }
+}
+
+/// The message of the `nth` rule (from 0) that line `index` of `stack` (outermost
+/// first) breaks, if there is one: what [`Stack`](super::Stack) shows. `brute_agent!`
+/// reports the same rule through a trait bound instead (see [`report`](super::report)).
+pub(crate) const fn placement_error(
+    stack: &[Placement],
+    index: usize,
+    nth: usize,
+) -> Option<Message> {
+    match nth_broken(stack, index, nth) {
+        Some((rule, _)) => Some(message_of(stack[index].name, rule)),
+        None => None,
+    }
 }
 
 /// The first broken rule of any line of `stack`, for [`Stack`](super::Stack), which

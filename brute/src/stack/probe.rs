@@ -4,11 +4,17 @@
 
 use core::marker::PhantomData;
 
-use super::placement::Placement;
 use super::{Layer, Middleware};
 
 /// A type, as a value: what `Name::__brute_probe()` returns for any `Name`.
-pub struct TypeProbe<T: ?Sized>(PhantomData<fn() -> *const T>);
+pub struct TypeProbe<T: ?Sized>(pub(super) PhantomData<fn() -> *const T>);
+
+impl<T: ?Sized> TypeProbe<T> {
+    /// The type `T` as a value.
+    pub(crate) const fn new() -> Self {
+        TypeProbe(PhantomData)
+    }
+}
 
 /// Implemented for every type, so that `Name::__brute_probe()` resolves whatever
 /// `Name` is; for a generic middleware rustc infers the app slot from its one
@@ -21,18 +27,6 @@ pub trait Probe {
 }
 
 impl<T: ?Sized> Probe for T {}
-
-/// The placement of the middleware `probe` stands for (`Name::__brute_probe`, not
-/// called). `brute_agent!` reads it in a `const` table at each `use` line's span, so
-/// that a type that is not a middleware is reported there, once, by
-/// [`Middleware`]'s `#[diagnostic::on_unimplemented]`.
-pub const fn placement_of<F, M>(_probe: &F) -> Placement
-where
-    F: FnOnce() -> TypeProbe<M>,
-    M: Middleware,
-{
-    M::PLACEMENT
-}
 
 /// The options of a middleware, through its probe (`(&&probe).options()`): this impl
 /// applies when the type is a middleware, [`NotMiddleware`] otherwise.

@@ -14,9 +14,13 @@ impl<A: Handler<Env>> Handler<Env> for Compactor<A> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let _agent = brute_agent! {
         use Compactor;
         run |_env| async { Ok(Message::assistant("hi")) };
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

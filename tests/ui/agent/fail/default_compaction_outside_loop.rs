@@ -2,10 +2,14 @@
 use brute::compaction::DefaultCompactionPipeline;
 use brute::{Message, brute_agent, middleware::Loop};
 
-fn main() {
+async fn run_agent() {
     let _agent = brute_agent! {
         use DefaultCompactionPipeline { window: 1_000 };
         use Loop::While;
         run |_env| async { Ok(Message::assistant("hi")) };
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

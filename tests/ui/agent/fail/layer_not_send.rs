@@ -35,10 +35,14 @@ impl<A: Handler<Env>, T: Display + Send + Sync> Handler<Env> for Prefix<A, T> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let agent = brute_agent! {
         use Prefix { prefix: ThreadPrefix(PhantomData) };
         run ScriptedModel::new([]);
     };
     let _turn = agent.start("go");
+}
+
+fn main() {
+    drop(run_agent());
 }

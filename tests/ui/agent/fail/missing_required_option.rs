@@ -2,11 +2,15 @@
 // error at its `use` line, naming what the option must be.
 use brute::{brute_agent, middleware::Loop, providers::ScriptedModel, tools::DefaultToolPipeline};
 
-fn main() {
+async fn run_agent() {
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline;
         run ScriptedModel::new([]);
     };
     let _turn = agent.start("go");
+}
+
+fn main() {
+    drop(run_agent());
 }

@@ -2,9 +2,13 @@
 // used.
 use brute::brute_agent;
 
-fn main() {
+async fn run_agent() {
     let agent = brute_agent! {
         run 42;
     };
     let _turn = agent.start("go");
+}
+
+fn main() {
+    drop(run_agent());
 }

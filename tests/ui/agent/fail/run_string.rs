@@ -2,9 +2,13 @@
 // and nothing more where the agent is used.
 use brute::brute_agent;
 
-fn main() {
+async fn run_agent() {
     let agent = brute_agent! {
         run "openai:gpt-4o-mini";
     };
     let _turn = agent.start("go");
+}
+
+fn main() {
+    drop(run_agent());
 }

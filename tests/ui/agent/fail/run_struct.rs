@@ -5,10 +5,14 @@ struct Settings {
     _temperature: f32,
 }
 
-fn main() {
+async fn run_agent() {
     let agent = brute_agent! {
         use SystemPrompt { prompt: "terse" };
         run Settings { _temperature: 0.2 };
     };
     let _turn = agent.start("go");
+}
+
+fn main() {
+    drop(run_agent());
 }

@@ -13,10 +13,14 @@ impl<A: Handler<Env>> Handler<Env> for History<A> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let _agent = brute_agent! {
         use Loop::While;
         use History;
         run |_env| async { Ok(Message::assistant("hi")) };
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

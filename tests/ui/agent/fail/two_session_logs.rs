@@ -25,10 +25,14 @@ impl<A: Handler<Env>> Handler<Env> for Archive<A> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let _agent = brute_agent! {
         use History;
         use Archive;
         run |_env| async { Ok(Message::assistant("hi")) };
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

@@ -30,10 +30,14 @@ impl<A: Handler<Env>> Handler<Env> for CacheStats<A> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let _agent = brute_agent! {
         use AnswerCache;
         use CacheStats;
         run |_env| async { Ok(Message::assistant("hi")) };
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

@@ -13,10 +13,14 @@ impl<A: Handler<Env>> Handler<Env> for Metrics<A> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let _agent = brute_agent! {
         use Metrics;
         use Metrics;
         run |_env| async { Ok(Message::assistant("hi")) };
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

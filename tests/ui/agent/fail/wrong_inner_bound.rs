@@ -14,10 +14,14 @@ impl<A: Handler<Env> + Default> Handler<Env> for Fresh<A> {
     }
 }
 
-fn main() {
+async fn run_agent() {
     let agent = brute_agent! {
         use Fresh;
         run ScriptedModel::new([]);
     };
     let _turn = agent.start("go");
+}
+
+fn main() {
+    drop(run_agent());
 }

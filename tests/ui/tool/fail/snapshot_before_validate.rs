@@ -2,10 +2,14 @@
 // the file that `Validate` resolves, so it must sit inside `Validate`.
 use brute::tools::{Execute, Snapshot, Validate};
 
-fn main() {
+async fn run_agent() {
     let _per_call = brute::pipeline! {
         use Snapshot;
         use Validate;
         run Execute;
     };
+}
+
+fn main() {
+    drop(run_agent());
 }

@@ -19,11 +19,15 @@ where
     }
 }
 
-fn main() {
+async fn run_agent() {
     let _per_call = brute::pipeline! {
         use Audit;
         use Validate;
         use Snapshot;
         run Execute;
     };
+}
+
+fn main() {
+    drop(run_agent());
 }
