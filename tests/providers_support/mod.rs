@@ -149,6 +149,9 @@ impl Server {
         let recorded = requests.clone();
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
+                // Each write leaves at once: without it a reply written in two parts
+                // waits for the client's delayed ACK of the first (40 ms a reply).
+                let _ = socket.set_nodelay(true);
                 tokio::spawn(serve(socket, replies.clone(), recorded.clone()));
             }
         });
