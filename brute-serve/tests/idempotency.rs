@@ -522,6 +522,8 @@ fn two_servers_on_postgres_the_first_killed_mid_turn_the_retry_through_the_secon
         // 409 until the dead server's lease expires.
         let _ = stream.await;
         let turn = format!("{}/v1/sessions/s/turns", second.base);
+        // Generous: the dead server's lease lasts 2 s; only a hang reaches it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         let (status, body) = loop {
             let response = send(
                 &client,
@@ -537,6 +539,10 @@ fn two_servers_on_postgres_the_first_killed_mid_turn_the_retry_through_the_secon
                 break (status, body);
             }
             assert!(body.contains("still running"), "{body}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the dead server's lease never expired"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
         assert_eq!(status, 200, "{body}");
