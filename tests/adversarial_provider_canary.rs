@@ -55,22 +55,85 @@ impl tracing::Subscriber for Capture {
     fn exit(&self, _: &tracing::span::Id) {}
 }
 
+/// The keys the canary test authenticates with, one at a time: the key-shaped canary
+/// (letters, digits and `-`, which quoting never cuts into), punctuation a header value
+/// may hold and quoting cuts at (`!`, `:`, `%`, `+`, `/`, `=`), the characters JSON
+/// escapes or some servers escape (`"`, `\`, `'`, `<`, `&`, `/`), and non-ASCII (sent as
+/// the UTF-8 bytes of the header value).
+const KEYS: [&str; 4] = [
+    CANARY,
+    "Sec!ret:7f%2B+/=q9Zx",
+    "Sec\"ret\\q'<7c&9e/x",
+    "Sécrét✓ключ-7f3e",
+];
+
 /// A reply that sends the key back, and whether `Retry` tries again after it.
 struct Leak {
     what: String,
     stream: bool,
     reply: Reply,
     transient: bool,
+    /// The model is told `.redact_output(false)`: the reply is decoded as it came, and
+    /// only the error's own redaction stands between the key and the user.
+    raw_output: bool,
+    /// The kind of `ModelError` the reply must give (its `Debug` name), when it names
+    /// the step of `Redactor::error` this leak holds.
+    kind: Option<&'static str>,
 }
 
-fn leaks(api: Api) -> Vec<Leak> {
-    let echo = format!("Incorrect API key provided: {CANARY}");
+/// Writes a JSON body.
+type Encode = fn(&Value) -> String;
+
+/// `value` as a server that escapes `/` and every non-ASCII character writes it
+/// (PHP's `json_encode`; Python's `json.dumps` escapes the latter).
+fn escaped_json(value: &Value) -> String {
+    let mut out = String::new();
+    for c in value.to_string().chars() {
+        match c {
+            '/' => out.push_str("\\/"),
+            c if c.is_ascii() => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An error event of `api`'s stream carrying `error` (an OpenAI error object; the
+/// Anthropic event gets its `type` and `message`).
+fn error_event(api: Api, error: &Value, encode: Encode) -> String {
+    match api {
+        Api::OpenAi => format!(
+            "data: {}\n\ndata: [DONE]\n\n",
+            encode(&json!({ "error": error }))
+        ),
+        Api::Anthropic => format!(
+            "event: error\ndata: {}\n\n",
+            encode(&json!({"type": "error", "error": error}))
+        ),
+    }
+}
+
+fn leaks(api: Api, key: &str) -> Vec<Leak> {
+    let echo = format!("Incorrect API key provided: {key}");
     let leak = |what: &str, stream, reply, transient| Leak {
         what: what.to_owned(),
         stream,
         reply,
         transient,
+        raw_output: false,
+        kind: None,
     };
+    // Each JSON body as serde writes it, and escaped where that changes the key.
+    let mut styles: Vec<(&str, Encode)> = vec![("", |v: &Value| v.to_string())];
+    let plain = serde_json::to_string(key).unwrap();
+    if escaped_json(&json!(key)) != plain {
+        styles.push((", escaped", escaped_json));
+    }
     let mut all = vec![
         leak(
             "401 body",
@@ -85,7 +148,7 @@ fn leaks(api: Api) -> Vec<Leak> {
         leak(
             "500 body that is not JSON",
             false,
-            Reply::status(500, &[], &format!("<html>upstream said {CANARY}</html>")),
+            Reply::status(500, &[], &format!("<html>upstream said {key}</html>")),
             true,
         ),
         leak(
@@ -97,13 +160,13 @@ fn leaks(api: Api) -> Vec<Leak> {
         leak(
             "200 body that is not JSON",
             false,
-            Reply::json(&format!("{{\"id\": \"{CANARY}\" oops")),
+            Reply::json(&format!("{{\"id\": \"{key}\" oops")),
             false,
         ),
         leak(
             "413 body that echoes the key",
             false,
-            Reply::status(413, &[], &format!("request of {CANARY} too large")),
+            Reply::status(413, &[], &format!("request of {key} too large")),
             false,
         ),
         leak(
@@ -117,55 +180,158 @@ fn leaks(api: Api) -> Vec<Leak> {
             false,
         ),
     ];
-    // The key across every cut of a quote (500 bytes), in an error body, a stream's
-    // error event and a malformed stream event.
-    for offset in QUOTE - CANARY.len()..=QUOTE + 1 {
-        let pad = ",".repeat(offset);
-        let message = format!("{pad}{CANARY} and more {}", "words ".repeat(200));
-        all.push(leak(
-            &format!("400 body, the key at byte {offset}"),
+    // Every status a body can come with, each body in both JSON styles.
+    for &(style, encode) in &styles {
+        let body = |kind: &str| encode(&json!({"error": {"message": echo, "type": kind}}));
+        for (status, headers, kind, transient, what) in [
+            (
+                401,
+                &[][..],
+                "invalid_request_error",
+                false,
+                "Authentication",
+            ),
+            (500, &[], "server_error", true, "Server"),
+            (
+                503,
+                &[("retry-after", "0")][..],
+                "server_error",
+                true,
+                "Unavailable",
+            ),
+            (413, &[], "request_too_large", false, "ContextTooLong"),
+            (400, &[], "invalid_request_error", false, "Rejected"),
+        ] {
+            all.push(Leak {
+                kind: Some(what),
+                ..leak(
+                    &format!("{status} body{style}"),
+                    false,
+                    Reply::status(status, headers, &body(kind)),
+                    transient,
+                )
+            });
+        }
+    }
+    // JSON lets a server write any character as `\uXXXX`; one that writes every one so
+    // (upper-case hex) hides the key from the body's redaction, which knows the usual
+    // forms only: the parsed message carries it whole, and the error's own redaction
+    // takes it out. The only path to `Unavailable`'s step (a 5xx with `retry-after`).
+    // (`TooLarge`'s messages quote no server text: no path carries a key to its step.)
+    let spelled: String = key
+        .encode_utf16()
+        .map(|unit| format!("\\u{unit:04X}"))
+        .collect();
+    all.push(Leak {
+        kind: Some("Unavailable"),
+        ..leak(
+            "503 body with retry-after, every character of the key escaped",
             false,
             Reply::status(
-                400,
-                &[],
-                &json!({"error": {"message": message}}).to_string(),
+                503,
+                &[("retry-after", "0")],
+                &format!("{{\"error\": {{\"message\": \"key {spelled} is rate limited\", \"type\": \"server_error\"}}}}"),
             ),
+            true,
+        )
+    });
+    // Every kind an error event of a stream (or a 200 body holding an error object)
+    // gives, decoded as it came (`redact_output(false)`): the error's redaction is all
+    // there is.
+    for &(style, encode) in &styles {
+        for (kind, message, transient, what) in [
+            (
+                "authentication_error",
+                echo.clone(),
+                false,
+                "Authentication",
+            ),
+            ("api_error", echo.clone(), true, "Server"),
+            (
+                "invalid_request_error",
+                format!("prompt is too long for {key}"),
+                false,
+                "ContextTooLong",
+            ),
+            ("invalid_request_error", echo.clone(), false, "Rejected"),
+        ] {
+            let error = json!({"type": kind, "message": message});
+            all.push(Leak {
+                raw_output: true,
+                kind: Some(what),
+                ..leak(
+                    &format!("unredacted stream error event {kind}{style}"),
+                    true,
+                    Reply::stream_split(&error_event(api, &error, encode), 9),
+                    transient,
+                )
+            });
+        }
+    }
+    all.push(Leak {
+        raw_output: true,
+        kind: Some("Malformed"),
+        ..leak(
+            "unredacted malformed stream event",
+            true,
+            Reply::stream_split(&format!("data: {{\"key\": \"{key}\", oops\n\n"), 9),
             false,
-        ));
+        )
+    });
+    // The key across every cut of a quote (500 bytes), in an error body, a stream's
+    // error event and a malformed stream event.
+    for offset in QUOTE - key.len()..=QUOTE + 1 {
+        let pad = ",".repeat(offset);
+        let message = format!("{pad}{key} and more {}", "words ".repeat(200));
+        for &(style, encode) in &styles {
+            all.push(leak(
+                &format!("400 body{style}, the key at byte {offset}"),
+                false,
+                Reply::status(400, &[], &encode(&json!({"error": {"message": message}}))),
+                false,
+            ));
+            let error = json!({"type": "server_error", "message": message});
+            let error = match api {
+                Api::OpenAi => error,
+                Api::Anthropic => json!({"type": "overloaded_error", "message": message}),
+            };
+            for raw_output in [false, true] {
+                all.push(Leak {
+                    raw_output,
+                    ..leak(
+                        &format!(
+                            "stream error event{style}, the key at byte {offset}, raw output {raw_output}"
+                        ),
+                        true,
+                        Reply::stream_split(&error_event(api, &error, encode), SWEEP_PIECE),
+                        true,
+                    )
+                });
+            }
+        }
         all.push(leak(
             &format!("500 body that is not JSON, the key at byte {offset}"),
             false,
-            Reply::status(500, &[], &format!("{pad}{CANARY} {}", "x ".repeat(400))),
+            Reply::status(500, &[], &format!("{pad}{key} {}", "x ".repeat(400))),
             true,
         ));
         let malformed = match api {
-            Api::OpenAi => format!("data: {{\"k{pad}{CANARY} {}\n\n", "y ".repeat(400)),
-            Api::Anthropic => format!(
-                "event: x\ndata: {{\"k{pad}{CANARY} {}\n\n",
-                "y ".repeat(400)
-            ),
+            Api::OpenAi => format!("data: {{\"k{pad}{key} {}\n\n", "y ".repeat(400)),
+            Api::Anthropic => format!("event: x\ndata: {{\"k{pad}{key} {}\n\n", "y ".repeat(400)),
         };
-        all.push(leak(
-            &format!("malformed stream event, the key at byte {offset}"),
-            true,
-            Reply::stream_split(&malformed, 9),
-            false,
-        ));
-        let error_event = match api {
-            Api::OpenAi => {
-                sse_openai(&[json!({"error": {"message": message, "type": "server_error"}})])
-            }
-            Api::Anthropic => format!(
-                "event: error\ndata: {}\n\n",
-                json!({"type": "error", "error": {"type": "overloaded_error", "message": message}})
-            ),
-        };
-        all.push(leak(
-            &format!("stream error event, the key at byte {offset}"),
-            true,
-            Reply::stream_split(&error_event, 9),
-            true,
-        ));
+        for raw_output in [false, true] {
+            all.push(Leak {
+                raw_output,
+                ..leak(
+                    &format!(
+                        "malformed stream event, the key at byte {offset}, raw output {raw_output}"
+                    ),
+                    true,
+                    Reply::stream_split(&malformed, SWEEP_PIECE),
+                    false,
+                )
+            });
+        }
     }
     match api {
         Api::OpenAi => {
@@ -190,7 +356,7 @@ fn leaks(api: Api) -> Vec<Leak> {
             all.push(leak(
                 "OpenAI malformed stream chunk",
                 true,
-                Reply::stream_split(&format!("data: {{\"key\": \"{CANARY}\", oops\n\n"), 9),
+                Reply::stream_split(&format!("data: {{\"key\": \"{key}\", oops\n\n"), 9),
                 false,
             ));
         }
@@ -217,7 +383,7 @@ fn leaks(api: Api) -> Vec<Leak> {
             all.push(leak(
                 "Anthropic malformed stream event",
                 true,
-                Reply::stream_split(&format!("event: x\ndata: {{\"type\": \"{CANARY}\n\n"), 9),
+                Reply::stream_split(&format!("event: x\ndata: {{\"type\": \"{key}\n\n"), 9),
                 false,
             ));
         }
@@ -225,13 +391,21 @@ fn leaks(api: Api) -> Vec<Leak> {
     all
 }
 
-/// The first 8-byte piece of the key found in `text`: a key cut at a quote's end
-/// leaks its start, which the whole key's absence does not show.
-fn part_of_the_key(text: &str) -> Option<&'static str> {
-    (0..=CANARY.len() - 8)
-        .map(|at| &CANARY[at..at + 8])
-        .find(|part| text.contains(part))
+/// The first piece of `key` found in `text`, 8 bytes of the canary or 4 of the others
+/// (whose pieces are no English): a key cut at a quote's end leaks its start, which
+/// the whole key's absence does not show.
+fn part_of_the_key(text: &str, key: &str) -> Option<String> {
+    let size = if key == CANARY { 8 } else { 4 };
+    let (text, key) = (text.as_bytes(), key.as_bytes());
+    key.windows(size)
+        .find(|part| text.windows(size).any(|w| w == *part))
+        .map(|part| String::from_utf8_lossy(part).into_owned())
 }
+
+/// The pieces a stream of the sweep across the quote's cut is sent in: the key meets
+/// a piece's end at a different place at each offset (the named leaks send 9 bytes a
+/// piece, a cut inside every key).
+const SWEEP_PIECE: usize = 97;
 
 /// The longest quote of a server's text in an error message.
 const QUOTE: usize = 500;
@@ -260,6 +434,20 @@ async fn run<F: WireFormat>(model: HttpModel<F>, leak: &Leak) -> String {
         leak.what
     );
     let _ = write!(seen, "{error}\n{error:?}\n{}", retries.join("\n"));
+    if let Some(kind) = leak.kind {
+        // The whole key was in a message of this kind: its step of the error's
+        // redaction (or an earlier one) replaced it.
+        assert!(
+            format!("{error:?}").contains(&format!("Model({kind}")),
+            "{}: {error:?}",
+            leak.what
+        );
+        assert!(
+            error.to_string().contains("[redacted]"),
+            "{}: {error}",
+            leak.what
+        );
+    }
     // The server's text is there, with the key taken out, when the error quotes it.
     assert!(
         seen.contains("[redacted]") || !error.to_string().contains("API key provided"),
@@ -279,39 +467,61 @@ fn the_canary_key_appears_in_no_error_event_or_log_line() {
         .unwrap();
     let mut seen = String::new();
     let mut paths = 0;
-    let expected: usize = APIS.iter().map(|&api| leaks(api).len()).sum();
-    for api in [Api::OpenAi, Api::Anthropic] {
-        for leak in leaks(api) {
-            let replies = if leak.transient {
-                vec![leak.reply.clone(), leak.reply.clone()]
-            } else {
-                vec![leak.reply.clone()]
-            };
-            let text = runtime.block_on(async {
+    let expected: usize = APIS
+        .iter()
+        .flat_map(|&api| KEYS.map(|key| leaks(api, key).len()))
+        .sum();
+    for (api, key) in APIS.iter().flat_map(|&api| KEYS.map(|key| (api, key))) {
+        // One server and one model (one HTTP client) for the leaks of each setting,
+        // their replies queued in the order the leaks run.
+        let all = leaks(api, key);
+        for (stream, raw_output) in [(false, false), (false, true), (true, false), (true, true)] {
+            let group: Vec<&Leak> = all
+                .iter()
+                .filter(|l| (l.stream, l.raw_output) == (stream, raw_output))
+                .collect();
+            let replies = group
+                .iter()
+                .flat_map(|l| vec![l.reply.clone(); 1 + usize::from(l.transient)])
+                .collect();
+            runtime.block_on(async {
                 let server = Server::start(replies).await;
-                let settings = Settings::streamed(leak.stream);
-                match api {
-                    Api::OpenAi => run(api.openai(&server, &settings), &leak).await,
-                    Api::Anthropic => run(api.anthropic(&server, &settings), &leak).await,
+                let settings = Settings::streamed(stream);
+                let openai = api.openai(&server, &settings).api_key(key);
+                let anthropic = api.anthropic(&server, &settings).api_key(key);
+                let (openai, anthropic) = (
+                    openai.redact_output(!raw_output),
+                    anthropic.redact_output(!raw_output),
+                );
+                for leak in group {
+                    let text = match api {
+                        Api::OpenAi => run(openai.clone(), leak).await,
+                        Api::Anthropic => run(anthropic.clone(), leak).await,
+                    };
+                    if let Some(part) = part_of_the_key(&text, key) {
+                        panic!(
+                            "{api:?}, key {key}, {}: `{part}` of the key in:\n{text}",
+                            leak.what
+                        );
+                    }
+                    seen.push_str(&text);
+                    paths += 1;
                 }
             });
-            if let Some(part) = part_of_the_key(&text) {
-                panic!("{api:?}, {}: `{part}` of the key in:\n{text}", leak.what);
-            }
-            seen.push_str(&text);
-            paths += 1;
         }
     }
     assert_eq!(paths, expected);
-    assert!(paths > 200, "{paths} paths");
+    assert!(paths > 1000, "{paths} paths");
     let more = runtime.block_on(the_key_in_the_url_a_secret_header_and_the_output());
-    assert_eq!(part_of_the_key(&more), None, "{more}");
+    assert_eq!(part_of_the_key(&more, CANARY), None, "{more}");
     seen.push_str(&more);
     let logged = capture.0.lock().unwrap();
-    assert!(
-        part_of_the_key(&logged).is_none(),
-        "the key reached tracing:\n{logged}"
-    );
+    for key in KEYS {
+        assert!(
+            part_of_the_key(&logged, key).is_none(),
+            "the key {key} reached tracing:\n{logged}"
+        );
+    }
     // The capture did see the failures, with the server's words in them: the checks
     // above looked at real output.
     assert!(logged.contains("model call failed"), "{logged}");

@@ -77,9 +77,25 @@ async fn an_endless_stream_of_valid_deltas_is_refused_at_the_stream_size_limit()
     }
 }
 
-#[tokio::test]
+/// Time here is tokio's paused clock, and it moves only when the server sends a piece:
+/// one `STEP` before each delta, each delta sent only once the last one arrived. So
+/// the stream is still flowing when the call's deadline comes, it never falls silent
+/// for as long as the idle timeout, and how busy the machine is changes nothing.
+#[tokio::test(start_paused = true)]
 async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
-    let call_timeout = Duration::from_millis(300);
+    const STEP: Duration = Duration::from_secs(1);
+    let call_timeout = STEP * 10;
+    // Shorter than the call timeout, longer than a step: only a server that falls
+    // silent could end the call at it.
+    let idle = STEP * 3;
+    // A blocking task keeps the paused clock from jumping to the next timer while the
+    // runtime waits for the socket (tokio's `spawn_blocking` inhibits auto-advance);
+    // after two minutes of real time it gives up, so a hang ends the test.
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let hold = tokio::task::spawn_blocking(move || {
+        held.recv_timeout(Duration::from_secs(120))
+            .is_err_and(|e| e == std::sync::mpsc::RecvTimeoutError::Timeout)
+    });
     for api in APIS {
         let (prefix, piece) = delta_events(api, "a");
         // A keep-alive comment before each delta: the server never falls silent.
@@ -87,8 +103,8 @@ async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
         drip.extend_from_slice(&piece);
         let next = Arc::new(tokio::sync::Notify::new());
         next.notify_one();
-        // 100,000 deltas, each sent only once the last one arrived: far longer than
-        // the call timeout, and a stream that ends well when nothing stops it.
+        // 1,000 deltas, a thousand steps: far longer than the call timeout, and a
+        // stream that ends well when nothing stops it.
         let end = api.deltas_stream(&[]);
         let suffix = match api {
             Api::OpenAi => end.into_bytes(),
@@ -100,19 +116,21 @@ async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
         let server = Server::start(vec![Reply::Drip {
             prefix,
             piece: drip,
-            pieces: 100_000,
+            pieces: 1000,
             suffix,
             next: next.clone(),
+            tick: Some(STEP),
         }])
         .await;
         let settings = Settings {
             stream: true,
-            idle: Some(Duration::from_secs(600)),
+            idle: Some(idle),
             call_timeout: Some(call_timeout),
             ..Settings::default()
         };
         let deltas = Arc::new(AtomicUsize::new(0));
         let seen = deltas.clone();
+        let started = tokio::time::Instant::now();
         let error = match api {
             Api::OpenAi => {
                 let model = api.openai(&server, &settings);
@@ -135,15 +153,26 @@ async fn a_stream_dripped_forever_ends_at_the_call_timeout() {
                 agent.start("Go.").await.unwrap_err()
             }
         };
+        let elapsed = started.elapsed();
+        assert!(!hold.is_finished(), "{api:?}: the call hung");
         assert!(
             matches!(error, brute::Error::Model(ModelError::Timeout(t)) if t == call_timeout),
             "{api:?}: {error:?}"
         );
+        // Cut at the deadline, not before it nor long after, while deltas still came:
+        // one a step until the end.
         assert!(
-            deltas.load(Ordering::Relaxed) > 1,
-            "{api:?}: the server was dripping deltas"
+            (call_timeout..=call_timeout + STEP * 2).contains(&elapsed),
+            "{api:?}: cut after {elapsed:?}"
+        );
+        let deltas = deltas.load(Ordering::Relaxed);
+        assert!(
+            (9..=12).contains(&deltas),
+            "{api:?}: {deltas} deltas arrived in {elapsed:?}"
         );
     }
+    release.send(()).unwrap();
+    assert!(!hold.await.unwrap(), "the test hung");
 }
 
 #[tokio::test]

@@ -208,6 +208,8 @@ fn a_dropped_turn_whose_lease_was_taken_over_leaves_the_new_holders_messages() {
         a_called.notified().await;
         assert_eq!(store_b.load("s").await, [Message::user("from a")]);
 
+        // Generous: only a hang reaches it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         let turn_b = tokio::spawn(async move {
             loop {
                 let mut env = agent_b.env();
@@ -215,6 +217,10 @@ fn a_dropped_turn_whose_lease_was_taken_over_leaves_the_new_holders_messages() {
                 env.messages.push(Message::user("from b"));
                 match agent_b.turn(env).await {
                     Err(e) if matches!(e.downcast_ref(), Some(SessionError::Leased { .. })) => {
+                        assert!(
+                            tokio::time::Instant::now() < deadline,
+                            "A's lease never expired"
+                        );
                         tokio::time::sleep(Duration::from_millis(1)).await;
                     }
                     other => break other,
@@ -233,6 +239,12 @@ fn a_dropped_turn_whose_lease_was_taken_over_leaves_the_new_holders_messages() {
         turn_a.abort();
         assert!(turn_a.await.unwrap_err().is_cancelled());
         while metrics.num_alive_tasks() > base + 1 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "A's clean-up never ended: {} tasks alive, {} expected",
+                metrics.num_alive_tasks(),
+                base + 1
+            );
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         assert_eq!(

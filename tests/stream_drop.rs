@@ -89,7 +89,9 @@ async fn settle(store: &AnyStore) {
     let AnyStore::Postgres(pg) = store else {
         return;
     };
-    for _ in 0..1000 {
+    // Generous: only a lease never given back reaches it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    while tokio::time::Instant::now() < deadline {
         match pg.open("s").await {
             Ok((lease, _)) => return pg.release(lease).await.unwrap(),
             Err(brute::session::SessionError::Leased { .. }) => {

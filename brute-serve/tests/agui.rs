@@ -5,7 +5,8 @@
 //! approval pause as an `interrupt` outcome, a failed turn as `RUN_ERROR`, front-end
 //! tools (offered to the model, the run ending on their calls, the next run's `tool`
 //! messages resuming the turn, once per call; beside a server tool in one reply),
-//! and the server's auth. The client is installed by `cargo xtask test` into `.ci/npm`; a
+//! and the server's auth. A run that ends in the middle of its streamed text, done or
+//! failed, ends the text message before the run (read from the raw stream). The client is installed by `cargo xtask test` into `.ci/npm`; a
 //! missing client fails the test with that command.
 
 #![allow(clippy::unwrap_used)]
@@ -120,6 +121,19 @@ fn confirm_tool() -> Value {
     }])
 }
 
+/// A terminal written by hand: streams two pieces of text and stores the answer, but
+/// reports no model response, so the run ends while its text message is open.
+struct Cut;
+
+impl brute::Handler<Env> for Cut {
+    async fn call(&self, env: &mut Env) -> Result<(), brute::Error> {
+        env.emit(Event::ContentDelta("half "));
+        env.emit(Event::ContentDelta("an answer"));
+        env.messages.push(Message::assistant("half an answer"));
+        Ok(())
+    }
+}
+
 /// Streams an echo of the last user message and the count of messages it was given.
 fn echo(env: &Env) -> String {
     let last = env
@@ -200,8 +214,22 @@ async fn start(dir: &Path) -> Running {
             Err::<Message, _>(brute::Error::layer("model", "the model is down"))
         };
     };
+    let cut = brute::Agent::new(brute::pipeline! {
+        use SessionLog { store: store.clone() };
+        run Cut;
+    });
+    // A model that fails half-way through its streamed answer.
+    let cut_fails = brute_agent! {
+        use SessionLog { store: store.clone() };
+        run |env: &Env| {
+            env.emit(Event::ContentDelta("half an "));
+            async { Err::<Message, _>(brute::Error::layer("model", "the stream broke")) }
+        };
+    };
     let server = Server::new(store)
         .agent("echo", echo)
+        .agent("cut", cut)
+        .agent("cut_fails", cut_fails)
         .agent("clock", clock)
         .agent("guarded", guarded)
         .agent("front", front)
@@ -748,4 +776,35 @@ async fn results_for_calls_that_do_not_wait_for_the_front_end_are_refused() {
         history.iter().all(|m| m.content != "midnight"),
         "{history:?}"
     );
+}
+
+#[tokio::test]
+async fn a_run_that_ends_in_the_middle_of_its_text_ends_the_text_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = start(dir.path()).await;
+    let client = support::client();
+    for (agent, last) in [("cut", "RUN_FINISHED"), ("cut_fails", "RUN_ERROR")] {
+        let input = json!({
+            "threadId": format!("thread-{agent}"), "runId": "r1", "state": {}, "context": [],
+            "forwardedProps": {}, "tools": [],
+            "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        });
+        let response = post(&client, format!("{}/agui/{agent}", running.base), input)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{agent}");
+        let events = sse_events(&response.text().await.unwrap());
+        let kinds: Vec<&str> = events
+            .iter()
+            .map(|e| e["type"].as_str().unwrap_or_default())
+            .collect();
+        let content = if agent == "cut" { 2 } else { 1 };
+        let mut expected = vec!["RUN_STARTED", "TEXT_MESSAGE_START"];
+        expected.extend(std::iter::repeat_n("TEXT_MESSAGE_CONTENT", content));
+        expected.extend(["TEXT_MESSAGE_END", last]);
+        assert_eq!(kinds, expected, "{agent}: {events:?}");
+        let end = &events[events.len() - 2];
+        assert_eq!(end["messageId"], events[1]["messageId"], "{agent}");
+    }
 }

@@ -206,6 +206,48 @@ async fn a_retry_of_a_finished_turn_is_answered_again_without_running_anything()
     assert_eq!(s.users().await, ["tool"]);
 }
 
+/// The names of a replay's events and its end's result.
+async fn replayed_events(response: reqwest::Response) -> (Vec<String>, Value) {
+    let (status, replayed, result, body) = end(response).await;
+    assert_eq!((status, replayed), (200, true), "{body}");
+    let kinds = events(&body).into_iter().map(|(n, _)| n).collect();
+    (kinds, result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_later_turns_replays_only_its_own_turn() {
+    let s = sqlite().await;
+    // A keyed turn, a paused one decided with a key, then a turn that follows them.
+    let (status, _, first, body) = end(s.turn("tool", Some("k1")).await).await;
+    assert_eq!(status, 200, "{body}");
+    let call = paused(&s, "kt").await;
+    let url = format!("{}/v1/sessions/s/approvals/{call}", s.running.base);
+    let approve = json!({"decision": "approve"});
+    let (status, _, decided, body) =
+        end(send(&s.client, url.clone(), approve.clone(), Some("kd"), false).await).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, later, body) = end(s.turn("later", None).await).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(later["text"], "echo: later", "{body}");
+    let calls = s.calls();
+    // Each retry answers with its own turn's items and end, none of what followed.
+    let (kinds, result) = replayed_events(s.turn("tool", Some("k1")).await).await;
+    assert_eq!(kinds, ["message", "tool_result", "message", "end"]);
+    assert_eq!(result, first);
+    assert_eq!(result["text"], "done: launched to moon");
+    let (kinds, result) =
+        replayed_events(send(&s.client, url, approve, Some("kd"), false).await).await;
+    assert_eq!(kinds, ["tool_result", "message", "end"]);
+    assert_eq!(result, decided);
+    assert_eq!(result["text"], "done: launched to mars");
+    let (kinds, result) = replayed_events(s.turn("mars", Some("kt")).await).await;
+    assert_eq!(kinds, ["message", "tool_result", "message", "end"]);
+    assert_eq!(result["text"], "done: launched to mars");
+    assert_eq!(s.calls(), calls, "a replay called the model");
+    assert_eq!(launches(&s.root), ["moon", "mars"]);
+    assert_eq!(s.users().await, ["tool", "mars", "later"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_used_for_another_input_is_a_422_and_a_bad_key_a_400() {
     let s = sqlite().await;
@@ -480,6 +522,8 @@ fn two_servers_on_postgres_the_first_killed_mid_turn_the_retry_through_the_secon
         // 409 until the dead server's lease expires.
         let _ = stream.await;
         let turn = format!("{}/v1/sessions/s/turns", second.base);
+        // Generous: the dead server's lease lasts 2 s; only a hang reaches it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         let (status, body) = loop {
             let response = send(
                 &client,
@@ -495,6 +539,10 @@ fn two_servers_on_postgres_the_first_killed_mid_turn_the_retry_through_the_secon
                 break (status, body);
             }
             assert!(body.contains("still running"), "{body}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the dead server's lease never expired"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
         assert_eq!(status, 200, "{body}");

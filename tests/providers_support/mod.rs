@@ -43,13 +43,15 @@ pub enum Reply {
     Reset { head: Vec<u8> },
     /// Starts an event stream, sends `prefix`, then one more `piece` each time `next`
     /// is notified, up to `pieces` of them (or until the client goes away), then
-    /// `suffix` and the end of the body.
+    /// `suffix` and the end of the body. With a `tick`, the (paused) tokio clock is
+    /// advanced by it before each piece: time passes only as the stream flows.
     Drip {
         prefix: Vec<u8>,
         piece: Vec<u8>,
         pieces: usize,
         suffix: Vec<u8>,
         next: Arc<tokio::sync::Notify>,
+        tick: Option<Duration>,
     },
     /// A 200 response of `content_type` whose body is `prefix` then `piece` repeated,
     /// `total` bytes in all, announced by `content-length` when `announce`, chunked
@@ -147,6 +149,9 @@ impl Server {
         let recorded = requests.clone();
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
+                // Each write leaves at once: without it a reply written in two parts
+                // waits for the client's delayed ACK of the first (40 ms a reply).
+                let _ = socket.set_nodelay(true);
                 tokio::spawn(serve(socket, replies.clone(), recorded.clone()));
             }
         });
@@ -228,12 +233,16 @@ async fn serve(
                 pieces,
                 suffix,
                 next,
+                tick,
             } => {
                 let socket = socket.get_mut();
                 if write_stream(socket, &[prefix], false).await.is_ok() {
                     let mut sent = 0;
                     while sent < pieces {
                         next.notified().await;
+                        if let Some(tick) = tick {
+                            tokio::time::advance(tick).await;
+                        }
                         if write_stream_piece(socket, &piece).await.is_err() {
                             return;
                         }

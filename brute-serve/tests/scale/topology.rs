@@ -415,7 +415,10 @@ http {{
 
     /// Waits until nginx answers (its upstreams' `/healthz` through it).
     pub async fn ready(&mut self, client: &reqwest::Client) {
-        for _ in 0..200 {
+        // Generous: nginx and its upstreams start slowly on a loaded machine; only one
+        // that never answers reaches it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while tokio::time::Instant::now() < deadline {
             if let Some(nginx) = self.nginx.as_mut()
                 && let Ok(Some(status)) = nginx.try_wait()
             {

@@ -46,7 +46,7 @@ impl Driver {
             base: format!("http://127.0.0.1:{port}"),
         };
         let client = crate::support::client();
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Ok(r) = client.get(format!("{}/status", driver.base)).send().await {
                 let status: Value =
@@ -57,7 +57,7 @@ impl Driver {
             }
             assert!(
                 Instant::now() < deadline,
-                "chromedriver did not become ready in 30 s"
+                "chromedriver did not become ready in 120 s"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -185,10 +185,10 @@ impl Browser {
         .await
     }
 
-    /// Waits up to 20 s for `script` to return something other than `null`/`false`;
+    /// Waits up to 120 s (a generous limit: a loaded machine renders slowly) for `script` to return something other than `null`/`false`;
     /// that value. `what` names the wait in a failure.
     pub(crate) async fn wait_for(&self, what: &str, script: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let value = self.eval(script).await;
             if !value.is_null() && value != Value::Bool(false) {

@@ -72,13 +72,17 @@ impl Redactor {
     }
 
     /// Also hides `secret` and, for a header value such as `Bearer <token>`, each of
-    /// its words of 8 bytes or more (a server may echo the token without its scheme).
+    /// its words of 8 bytes or more (a server may echo the token without its scheme);
+    /// each in every form a JSON string gives it ([`json_forms`]), so that a secret is
+    /// replaced in a body before the body is parsed, whatever its characters.
     pub(crate) fn with(mut self, secret: &str) -> Self {
         let secret = secret.trim();
         let words = secret.split_whitespace().filter(|w| w.len() >= 8);
         for part in std::iter::once(secret).chain(words) {
-            if !part.is_empty() && !self.secrets.iter().any(|s| &**s == part) {
-                self.secrets.push(Arc::from(part));
+            for form in json_forms(part) {
+                if !form.is_empty() && !self.secrets.iter().any(|s| **s == *form) {
+                    self.secrets.push(Arc::from(form));
+                }
             }
         }
         self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -218,13 +222,36 @@ impl Redactor {
 
     /// `error` with the secrets taken out of every message it carries.
     pub(crate) fn error(&self, error: ModelError) -> ModelError {
+        self.error_with(error, |message| match self.text(&message) {
+            Cow::Borrowed(_) => message,
+            Cow::Owned(clean) => clean,
+        })
+    }
+
+    /// [`Redactor::error`] for an error that quoted text no one redacted before the
+    /// quote was cut (a reply decoded as it came, under `redact_output(false)`): a start
+    /// of a secret (4 bytes or more) left at a quote's cut (`… (N bytes)`) is replaced
+    /// too.
+    pub(crate) fn quoted_error(&self, error: ModelError) -> ModelError {
+        self.error_with(error, |message| {
+            let message = self.text(&message).into_owned();
+            let mut out = String::with_capacity(message.len());
+            let mut rest = message.as_str();
+            while let Some(at) = rest.find(CUT) {
+                out.push_str(self.truncated(&rest[..at]).as_ref());
+                out.push_str(CUT);
+                rest = &rest[at + CUT.len()..];
+            }
+            out.push_str(rest);
+            out
+        })
+    }
+
+    /// `error` with `clean` applied to every message it carries.
+    fn error_with(&self, error: ModelError, clean: impl Fn(String) -> String) -> ModelError {
         if self.is_empty() {
             return error;
         }
-        let clean = |message: String| match self.text(&message) {
-            Cow::Borrowed(_) => message,
-            Cow::Owned(clean) => clean,
-        };
         match error {
             ModelError::Authentication(m) => ModelError::Authentication(clean(m)),
             ModelError::Server { status, message } => ModelError::Server {
@@ -251,6 +278,46 @@ impl Redactor {
             other @ (ModelError::RateLimited { .. } | ModelError::Timeout(_)) => other,
         }
     }
+}
+
+/// What follows the text a quote kept when it cut a longer one
+/// ([`quote`](super::errors::quote)).
+const CUT: &str = "… (";
+
+/// `secret` and the other forms a JSON string may give it in a body: `"`, `\` and
+/// control characters escaped (every encoder), and on top of that `/` as `\/` (PHP),
+/// non-ASCII as `\uXXXX` (Python, PHP) and `<`, `>`, `&` as `\u003c`.. (Go), each
+/// alone or together.
+fn json_forms(secret: &str) -> Vec<String> {
+    let mut forms = vec![secret.to_owned()];
+    for options in 0..8u8 {
+        let (slash, ascii, html) = (options & 1 != 0, options & 2 != 0, options & 4 != 0);
+        let mut form = String::with_capacity(secret.len() + 8);
+        for c in secret.chars() {
+            match c {
+                '"' => form.push_str("\\\""),
+                '\\' => form.push_str("\\\\"),
+                '/' if slash => form.push_str("\\/"),
+                '\n' => form.push_str("\\n"),
+                '\r' => form.push_str("\\r"),
+                '\t' => form.push_str("\\t"),
+                c if (c as u32) < 0x20
+                    || (html && matches!(c, '<' | '>' | '&'))
+                    || (ascii && !c.is_ascii()) =>
+                {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        form.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                c => form.push(c),
+            }
+        }
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
 }
 
 /// Where a proper prefix of `secret` starts at the very end of `bytes`, if one does.

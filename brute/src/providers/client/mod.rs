@@ -377,6 +377,15 @@ impl<F: WireFormat> HttpModel<F> {
         } else {
             Redactor::default()
         };
+        // Output decoded as it came may be quoted, cut, in a decoding error before the
+        // call's redaction sees it: a secret's start left at the cut goes too.
+        let cut = |error: ModelError| {
+            if self.redact_output {
+                error
+            } else {
+                redactor.quoted_error(error)
+            }
+        };
         if self.stream && !is_json(&response) {
             let max_event_bytes = self.transport.limits().max_event_bytes;
             let mut decoder = F::stream_decoder(place.clone(), max_event_bytes);
@@ -390,15 +399,15 @@ impl<F: WireFormat> HttpModel<F> {
                     if self.recorder.is_some() {
                         raw.extend_from_slice(chunk);
                     }
-                    decoder.feed(chunk, env)
+                    decoder.feed(chunk, env).map_err(cut)
                 })
                 .await?;
             let rest = clean.finish();
             if self.recorder.is_some() {
                 raw.extend_from_slice(&rest);
             }
-            decoder.feed(&rest, env)?;
-            let mut completion = decoder.finish(env)?;
+            decoder.feed(&rest, env).map_err(cut)?;
+            let mut completion = decoder.finish(env).map_err(cut)?;
             output.message(&mut completion.message);
             settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
@@ -409,7 +418,7 @@ impl<F: WireFormat> HttpModel<F> {
             // A server may answer a streamed request with plain JSON: decode it as such.
             let body = self.transport.body(&place, response).await?;
             let body = output.bytes(&body);
-            let mut completion = F::decode(&body, &place)?;
+            let mut completion = F::decode(&body, &place).map_err(cut)?;
             output.message(&mut completion.message);
             settle(&request, &mut completion);
             if let Some(recorder) = &self.recorder {
