@@ -8,11 +8,11 @@
 //! - **Instructions, in memory**: the conversation held across turns in the env (what
 //!   a chat program or a server holding its sessions does), counted by callgrind over
 //!   the turn alone (`one_turn`): nothing is loaded, so any growth is the framework's.
-//! - **Instructions, JSONL**: the same stack under `SessionLog` on a `JsonlStore`,
-//!   counted over the whole turn and, in a second run, over the load alone (the
-//!   store's open and release of the session, what the turn starts with); their
-//!   difference is the turn without its load. Callgrind counts the bench's own thread:
-//!   the store's writer thread (the `write` and `fsync` calls) is not in either count.
+//! - **Instructions, JSONL**: the same stack under `SessionLog` on a session file,
+//!   counted over the whole turn, and `SessionLog` over a terminal that answers at once
+//!   (the session's own cost: its load, checks and saves); their difference is what
+//!   the stack costs on a loaded session. Callgrind counts the bench's own thread: the
+//!   store's writer thread (reading, `write` and `fsync`) is in neither count.
 //! - **Time and bytes, every store**: the whole turn, the load alone, and how many
 //!   bytes the session grew by (the JSONL file's length; the message bytes the
 //!   database stores report with `SessionStore::size`).
@@ -127,17 +127,6 @@ fn one_turn<A: AgentTurn>(runtime: &Runtime, agent: &A, env: Env) -> Env {
     runtime.block_on(agent.play(env))
 }
 
-/// The load alone: the store's open and release of the session, what a `SessionLog`
-/// turn starts and ends with.
-#[inline(never)]
-fn one_load<S: SessionStore>(runtime: &Runtime, store: &S, id: &str) -> usize {
-    runtime.block_on(async {
-        let (lease, messages) = store.open(id).await.unwrap();
-        store.release(lease).await.unwrap();
-        messages.len()
-    })
-}
-
 /// An agent's turn with its outcome's env, whatever the stack.
 trait AgentTurn {
     fn play(&self, env: Env) -> impl Future<Output = Env>;
@@ -149,8 +138,12 @@ where
 {
     async fn play(&self, mut env: Env) -> Env {
         env.messages.push(Message::user("One more."));
+        // A held env carries the last turn's pass count and exit: a new turn starts
+        // from neither (`MaxIterations` counts the passes of one turn).
+        env.iteration = 0;
+        env.should_exit = None;
         let outcome = self.turn(env).await.unwrap();
-        assert_eq!(outcome.text(), Some("done"));
+        assert_eq!(outcome.text(), Some("done"), "{:?}", outcome.stop);
         outcome.env
     }
 }
@@ -190,40 +183,43 @@ fn seed_file(dir: &Path, size: usize) -> std::path::PathBuf {
     path
 }
 
-/// `turns` JSONL turns on a session of `size` messages (or, with `load_only`, as many
-/// loads alone).
+/// `turns` JSONL turns on a session of `size` messages. With `load_only`, the stack
+/// is `SessionLog` over a terminal that answers at once: what the turn costs for
+/// loading, checking and saving the session, with nothing else in it.
 fn jsonl(runtime: &Runtime, root: &Path, size: usize, turns: u32, load_only: bool) {
     let path = seed_file(root, size);
+    let session = |path: &Path| {
+        let mut env = Env::new();
+        env.extensions.insert(SessionPath(path.to_path_buf()));
+        env
+    };
     if load_only {
-        let store = brute::session::JsonlStore::new(root);
-        let id = format!("s{size}");
+        let agent = brute_agent! {
+            use SessionLog { path: path.clone() };
+            run |_env| async { Ok(Message::assistant("done")) };
+        };
         for _ in 0..turns {
-            assert!(one_load(runtime, &store, &id) >= size);
+            one_turn(runtime, &agent, session(&path));
         }
         return;
     }
     let agent = stack!(root, SessionLog { path: path.clone() });
     // One turn first, not counted: it repairs the call the seeded history ends with
     // (at sizes that are not a multiple of 4), as a long session's first turn did.
-    let mut env = Env::new();
-    env.extensions.insert(SessionPath(path.clone()));
-    runtime.block_on(agent.play(env));
+    runtime.block_on(agent.play(session(&path)));
     for _ in 0..turns {
-        let mut env = Env::new();
-        env.extensions.insert(SessionPath(path.clone()));
-        one_turn(runtime, &agent, env);
+        one_turn(runtime, &agent, session(&path));
     }
 }
 
 /// Instructions per turn of `mode` at `size`: this binary under callgrind.
 fn callgrind(mode: &str, size: usize, turns: u32) -> Option<f64> {
-    let toggle = if mode == "jsonl-load" {
-        "--toggle-collect=*one_load*"
-    } else {
-        "--toggle-collect=*one_turn*"
-    };
     let output = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null", toggle])
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--toggle-collect=*one_turn*",
+        ])
         .arg(std::env::current_exe().ok()?)
         .args(["--row", mode, &size.to_string(), &turns.to_string()])
         .output()
@@ -367,7 +363,7 @@ fn main() {
             .map(|(t, l)| Some(t.as_ref()? - l.as_ref()?))
             .collect();
         println!(
-            "| JSONL, turn without its load | {} |",
+            "| JSONL, the default stack's turn less the session's own cost | {} |",
             without.iter().map(show).collect::<Vec<_>>().join(" | ")
         );
         println!("load average after callgrind: {}", load_average());
