@@ -350,11 +350,11 @@ fn main() {
             memory.iter().map(show).collect::<Vec<_>>().join(" | ")
         );
         println!(
-            "| JSONL, whole turn | {} |",
+            "| JSONL, the default stack's turn | {} |",
             turn.iter().map(show).collect::<Vec<_>>().join(" | ")
         );
         println!(
-            "| JSONL, load alone | {} |",
+            "| JSONL, `SessionLog` over a terminal that answers at once | {} |",
             load.iter().map(show).collect::<Vec<_>>().join(" | ")
         );
         let without: Vec<Option<f64>> = turn
