@@ -433,7 +433,12 @@ fn capture(args: &[String]) -> Result<String, String> {
         text.push('\n');
     }) {
         Ok(true) => Ok(text),
-        Ok(false) => Err(format!("`cargo {}` failed:\n{text}", args.join(" "))),
+        Ok(false) => {
+            // Its last lines say why (a crate that did not compile, a failed binary).
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(20)..].join("\n    ");
+            Err(format!("`cargo {}` failed:\n    {tail}", args.join(" ")))
+        }
         Err(error) => Err(error.to_string()),
     }
 }
@@ -670,6 +675,28 @@ x: test
                 ),
                 ("web-chat".to_string(), strings(&["opens"])),
             ]
+        );
+    }
+
+    #[test]
+    fn cargos_stdout_and_stderr_both_reach_the_reader_and_its_status_is_kept() {
+        let mut lines = Vec::new();
+        let ok =
+            stream(&strings(&["--version"]), |l| lines.push(l.to_string())).expect("cargo runs");
+        assert!(ok);
+        assert!(lines.iter().any(|l| l.starts_with("cargo ")), "{lines:?}");
+        // Cargo writes its errors to stderr.
+        let mut lines = Vec::new();
+        let ok = stream(&strings(&["no-such-subcommand-of-xtask"]), |l| {
+            lines.push(l.to_string())
+        })
+        .expect("cargo runs");
+        assert!(!ok);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("no-such-subcommand-of-xtask")),
+            "{lines:?}"
         );
     }
 
