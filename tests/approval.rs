@@ -240,6 +240,10 @@ fn a_fresh_agent_approves_a_call_paused_on_the_sqlite_store() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 fn a_fresh_agent_approves_a_call_paused_on_the_postgres_store() {
     let url = postgres_database("approval");
     let root = temp_dir();

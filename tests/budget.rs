@@ -216,6 +216,10 @@ async fn a_session_budget_spans_turns_on_sqlite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn a_session_budget_spans_turns_on_postgres() {
     a_session_budget_spans_turns("postgres", postgres_database("budget_tokens")).await;
     a_session_money_budget_spans_turns("postgres", postgres_database("budget_money")).await;

@@ -246,6 +246,10 @@ async fn the_sqlite_store_keeps_the_running_total() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn the_postgres_store_keeps_the_running_total() {
     the_running_total_survives_restarts_and_rewrites("postgres").await;
 }

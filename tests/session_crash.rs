@@ -212,6 +212,10 @@ fn sigkill_at_50_points_loses_nothing_on_the_sqlite_store() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 fn sigkill_at_50_points_loses_nothing_on_the_postgres_store() {
     if let Ok(spec) = std::env::var(CHILD) {
         return crash_child(&spec);

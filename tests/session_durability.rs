@@ -176,6 +176,10 @@ impl Model for Gate {
 /// still holds the lease: it does not, so nothing is removed, and B's messages are all
 /// there when B's turn ends.
 #[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 fn a_dropped_turn_whose_lease_was_taken_over_leaves_the_new_holders_messages() {
     let url = postgres_database("abandon_fence");
     runtime().block_on(async {

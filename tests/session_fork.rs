@@ -164,6 +164,10 @@ async fn sqlite_fork_and_rewind() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn postgres_fork_and_rewind() {
     let url = postgres_database("fork");
     fork_and_rewind(&PostgresStore::connect(&url).await.unwrap()).await;

@@ -235,6 +235,10 @@ async fn sqlite_sizes_retention_and_pruning() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn postgres_sizes_retention_and_pruning() {
     let url = postgres_database("retention");
     let store = PostgresStore::connect(&url).await.unwrap();

@@ -175,6 +175,10 @@ async fn the_sqlite_store_keeps_the_promises() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn the_postgres_store_keeps_the_promises() {
     let store = PostgresStore::connect(&postgres_database("promises"))
         .await
@@ -269,6 +273,10 @@ async fn sqlite_leases_expire_and_fence_the_old_holder() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn postgres_leases_expire_and_fence_the_old_holder() {
     let store = PostgresStore::connect(&postgres_database("fence"))
         .await
@@ -462,6 +470,10 @@ fn blocking_load<S: SessionStore>(store: &Arc<S>, id: &str) -> Vec<Message> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn session_log_runs_on_every_store() {
     let dir = temp_dir();
     let jsonl = Arc::new(JsonlStore::new(dir.path().join("jsonl")));
@@ -758,6 +770,10 @@ async fn a_fifo_at_the_session_path_is_refused_without_hanging() {
 
 /// Sessions move JSONL → SQLite → PostgreSQL → JSONL unchanged, byte for byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn sessions_copy_between_every_store() {
     let dir = temp_dir();
     let jsonl = JsonlStore::new(dir.path().join("from"));
@@ -857,6 +873,10 @@ async fn a_bad_sqlite_row_is_refused_naming_its_position() {
 
 /// The same for a row of the PostgreSQL store.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn a_bad_postgres_row_is_refused_naming_its_position() {
     let url = postgres_database("bad_row");
     let store = PostgresStore::connect(&url).await.unwrap();

@@ -207,6 +207,10 @@ fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgres_store() {
     if let Ok(spec) = std::env::var(CHILD) {
         return crash_child(&spec);

@@ -187,6 +187,10 @@ fn dropping_a_streamed_turn_leaves_a_sqlite_session_whole_and_free() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 fn dropping_a_streamed_turn_leaves_a_postgres_session_whole_and_free() {
     let url = postgres_database("stream_drop");
     runtime().block_on(async {

@@ -815,6 +815,10 @@ async fn errors_are_json_rpc_errors_with_a2a_codes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs the A2A Python SDK: cargo xtask test"
+)]
 async fn the_official_a2a_python_client_streams_pauses_resumes_and_gets_over_both_bindings() {
     let python = python();
     let dir = tempfile::tempdir().unwrap();
@@ -873,6 +877,10 @@ async fn python_server() -> (tokio::process::Child, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs the A2A Python SDK: cargo xtask test"
+)]
 async fn brute_s_client_talks_to_a_server_written_with_the_python_sdk() {
     let (_child, base) = python_server().await;
     let agent = A2aAgent::new("py", &base);

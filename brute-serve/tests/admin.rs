@@ -239,6 +239,10 @@ async fn the_admin_endpoints_on_jsonl() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn the_admin_endpoints_on_postgres() {
     let url = postgres_support::postgres_database("admin");
     administration(Arc::new(PostgresStore::connect(&url).await.unwrap())).await;

@@ -490,6 +490,10 @@ async fn pg(url: &str) -> BoxStore {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 fn two_servers_on_postgres_the_first_killed_mid_turn_the_retry_through_the_second_resumes_it() {
     let url = postgres_support::postgres_database("idempotency");
     let dir = tempfile::tempdir().unwrap();

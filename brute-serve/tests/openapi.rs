@@ -418,6 +418,10 @@ expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5x
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs schemathesis: cargo xtask test"
+)]
 async fn schemathesis_with_all_its_checks_finds_nothing() {
     let st = schemathesis();
     let (running, _dir) = start().await;

@@ -330,7 +330,7 @@ type Case = (&'static str, &'static [(Fault, usize)], Config);
 
 /// The figures of BENCHMARKS.md: 1,000 sessions per run (`BRUTE_SCALE_SESSIONS`).
 #[test]
-#[ignore = "long: the figures of BENCHMARKS.md (cargo test -p brute-serve --test scale_out -- --ignored)"]
+#[ignore = "long: the figures of BENCHMARKS.md (cargo test -p brute-serve --features services --test scale_out -- --ignored)"]
 fn scale_figures() {
     let shape = shape(1000);
     let netns = Config {

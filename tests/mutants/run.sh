@@ -48,6 +48,9 @@ OUT=${OUT:-tests/mutants/out}
 # packages, `--lib` runs the unit tests of those that have a library and `--test NAME`
 # the test binaries of those that have one; a filter after `--` would apply to every
 # binary, so the unit tests of `brute` run whole.
+# `--features=services` (tests/README.md, "Tiers"): the tests on PostgreSQL, and the
+# binaries that need a service, run only with it; without it they are ignored or not
+# built, and a mutant they would catch survives.
 room() {
     case "$1" in
     redact)
@@ -70,14 +73,14 @@ room() {
         # brute-serve's agui.rs holds the checks of the client's tools (`Verdict::Answer`,
         # a clash of names), tools_builtin.rs the undo snapshots `Snapshot` takes.
         PACKAGES=brute,brute-suite,brute-serve
-        TESTS=(--lib --test=tool_pipeline --test=approval --test=session_crash --test=tools
+        TESTS=(--features=services --lib --test=tool_pipeline --test=approval --test=session_crash --test=tools
             --test=turn_tracing --test=tools_builtin --test=tool_result_parts --test=agui)
         ;;
     session)
         # shellcheck disable=SC2206 # a space-separated list of paths or globs
         FILES=(${SESSION_FILES:-brute/src/session/*.rs})
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test=session_store --test=session_log --test=session_durability
+        TESTS=(--features=services --lib --test=session_store --test=session_log --test=session_durability
             --test=session_crash --test=session_workers --test=approval --test=session_retention
             --test=session_fork --test=cost --test=session_reconnect --test=session_cancel
             --test=session_validate)

@@ -2,7 +2,11 @@
 //! `.cargo/config.toml`):
 //!
 //! - `cargo xtask test [ARGS..]`: the README's test command. Installs what the test
-//!   suite needs, then runs `cargo test --workspace [ARGS..]` and prints how long it took.
+//!   suite needs, then runs its tiers (`tiers.rs`: the offline tier, which is plain
+//!   `cargo test --workspace`, then the services tier, which the `services` feature
+//!   adds), each with `--no-fail-fast` and `ARGS..`, and prints one summary of every
+//!   test binary: passed, failed and ignored per tier, and each failed binary with the
+//!   command that reruns it.
 //! - `cargo xtask setup`: only the installation (then run single tests with `cargo test`).
 //! - `cargo xtask public-items [--list]`: brute's public items, counted per module from
 //!   rustdoc's JSON (`--list` prints every path); see `public_items.rs`.
@@ -20,10 +24,10 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::Instant;
 
 mod json;
 mod public_items;
+mod tiers;
 
 /// The npm package of the MCP tests and of `examples/mcp_tools.rs`, pinned.
 const MCP_SERVER: &str = "@modelcontextprotocol/server-everything@2026.8.31";
@@ -50,7 +54,7 @@ const MCP_CONFORMANCE_FILES: [&str; 2] = [
 enum Task {
     /// Install what the tests need.
     Setup,
-    /// Install, then `cargo test --workspace` with these extra arguments.
+    /// Install, then run every tier of the tests with these extra arguments.
     Test(Vec<String>),
     /// Count brute's public items; list every path when `list` is set.
     PublicItems { list: bool },
@@ -96,7 +100,10 @@ impl fmt::Display for XtaskError {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask test [ARGS..]   install what the tests need, then `cargo test --workspace ARGS..`
+const USAGE: &str =
+    "usage: cargo xtask test [ARGS..]   install what the tests need, then run the offline and the
+                                    services tier (`cargo test --workspace ARGS..`, then with
+                                    `--features services`), and print one summary
        cargo xtask setup            only install what the tests need
        cargo xtask public-items [--list]  count brute's public items per module (rustdoc JSON)";
 
@@ -111,7 +118,7 @@ fn main() -> ExitCode {
         Task::PublicItems { list } => public_items(list).map(|()| ExitCode::SUCCESS),
         Task::Test(extra) => {
             setup()?;
-            test(&extra)
+            tiers::run(&extra)
         }
     });
     result.unwrap_or_else(|error| {
@@ -293,34 +300,6 @@ fn public_items(list: bool) -> Result<(), XtaskError> {
         public_items::read(&target.join("doc/brute.json")).map_err(XtaskError::Rustdoc)?;
     print!("{}", surface.report(list));
     Ok(())
-}
-
-/// `cargo test --workspace` with `extra`, timed; its exit status is the task's.
-fn test(extra: &[String]) -> Result<ExitCode, XtaskError> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    step(&format!("cargo test --workspace {}", extra.join(" ")));
-    let started = Instant::now();
-    let status = Command::new(&cargo)
-        .current_dir(root())
-        .args(["test", "--workspace"])
-        .args(extra)
-        .status()
-        .map_err(|error| XtaskError::Spawn {
-            program: "cargo".to_string(),
-            error,
-        })?;
-    let took = started.elapsed().as_secs();
-    println!(
-        "\ncargo test --workspace: {} after {}m {:02}s",
-        if status.success() { "passed" } else { "FAILED" },
-        took / 60,
-        took % 60
-    );
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
 }
 
 /// Debian's package manager, updated at most once per run.
