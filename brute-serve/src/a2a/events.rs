@@ -7,8 +7,8 @@ use brute::ToolCall;
 use brute::stream::{TurnItem, TurnResult};
 use serde_json::json;
 
-use super::run::{CANCELED, ended_why};
-use super::tasks::{TaskRef, agent_message, answer, approval_message};
+use super::run::ended_why;
+use super::tasks::{CANCELED, TaskRef, agent_message, answer, approval_message};
 use super::wire::{ArtifactUpdate, Part, StatusUpdate, StreamResponse, TaskState, TaskStatus};
 
 /// What a stream has shown of its turn so far.

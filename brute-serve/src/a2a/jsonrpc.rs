@@ -434,7 +434,7 @@ pub(crate) async fn cancel(
         // The pass that applies the decision is the last: the model does not run.
         env.exit(ExitReason::Requested {
             by: "CancelTask".to_owned(),
-            reason: run::CANCELED.to_owned(),
+            reason: tasks::CANCELED.to_owned(),
         });
         let timeout = a2a.shared.timeout;
         match tokio::time::timeout(timeout, agent.turn(env)).await {
@@ -453,7 +453,7 @@ pub(crate) async fn cancel(
     }
     a2a.registry.finished(
         &params.id,
-        Some((TaskState::Canceled, vec![wire::Part::text(run::CANCELED)])),
+        Some((TaskState::Canceled, vec![wire::Part::text(tasks::CANCELED)])),
     );
     get(a2a, params).await
 }

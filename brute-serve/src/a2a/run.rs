@@ -12,7 +12,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::error::A2aError;
-use super::tasks::{Registry, TaskRef};
+use super::tasks::{CANCELED, Registry, TaskRef};
 use super::wire::{Part, TaskState};
 use crate::error::ApiError;
 use crate::live::Sink;
@@ -48,9 +48,6 @@ impl Started {
         }
     }
 }
-
-/// What the client is told when it canceled the task.
-pub(crate) const CANCELED: &str = "canceled by the client";
 
 /// Starts the turn of `task` (`env` holds its session and input) and waits until it
 /// holds the session or fails.

@@ -112,6 +112,9 @@ impl Registry {
     }
 }
 
+/// What the client is told when it canceled the task.
+pub(crate) const CANCELED: &str = "canceled by the client";
+
 /// The reason given to the model for a call that `CancelTask` denied: a task whose
 /// turn ends with such a result was canceled.
 pub(crate) const CANCEL_DENIAL: &str = "the client canceled the task (A2A CancelTask)";
@@ -227,10 +230,7 @@ pub(crate) fn view(
         .is_some_and(|m| m.role == Role::Tool && m.content.contains(CANCEL_DENIAL))
     {
         // `CancelTask` denied the calls that waited: canceled, on any server.
-        (
-            TaskState::Canceled,
-            text("status", super::run::CANCELED.to_owned()),
-        )
+        (TaskState::Canceled, text("status", CANCELED.to_owned()))
     } else if !last {
         (
             TaskState::Canceled,
