@@ -17,12 +17,13 @@ pub mod v1 {
         terminal_fn,
     };
     pub use crate::stack::{
-        AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, Holds,
-        IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
-        MissingOption, NeedsInner, NoApp, NotAMiddleware, NotMiddleware, OneSessionLog, Placement,
-        Probe, Rule, SLOTS, Said, Sealed, SessionLogOutsideCompaction, SessionLogOutsideLoops,
-        SitsInside, SitsOutside, ToolPipelineInsideLoop, TypeProbe, UseTarget, Wraps, ask, kind,
-        kind_hash, placement_of, placement_report, probe,
+        AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, HasOptionNames,
+        Holds, IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
+        MissingOption, NamedOptions, NeedsInner, NoApp, NotAMiddleware, NotMiddleware,
+        OneSessionLog, OptionName, Placement, Probe, Rule, SLOTS, Said, Sealed,
+        SessionLogOutsideCompaction, SessionLogOutsideLoops, SitsInside, SitsOutside,
+        ToolPipelineInsideLoop, TypeProbe, UnnamedOptions, UseTarget, Wraps, ask, kind, kind_hash,
+        options_probe, placement_of, placement_report, probe,
     };
 
     /// `run handler;` in `pipeline!`.
