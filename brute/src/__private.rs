@@ -11,10 +11,15 @@ pub mod v1 {
     use crate::agent::Agent as AgentType;
 
     pub use crate::agent::Agent;
-    pub use crate::handler::{Fallback, Handler, IsHandler, NotAHandler, UseLine, handler_fn};
+    pub use crate::env::Env;
+    pub use crate::handler::{
+        Fallback, Handler, IsHandler, IsSend, NotAHandler, NotSend, SendLine, SendOptions, UseLine,
+        ask_send, ask_use_line, handler_fn,
+    };
+    pub use crate::model::Model;
     pub use crate::model::{
-        AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, terminal_async,
-        terminal_fn,
+        AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, ask_run_line,
+        terminal_async, terminal_fn,
     };
     pub use crate::stack::{
         AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, HasOptionNames,

@@ -90,6 +90,8 @@ mod report;
 
 pub use crate::agent::{BoxStack, Build, Stack};
 pub use crate::handler::{HandlerFn, handler_fn};
+#[doc(hidden)]
+pub use crate::handler::{SendLine, SendOptions};
 pub use placement::Placement;
 #[doc(hidden)]
 pub use placement::{Check, KindInfo, Rule, Said};

@@ -255,6 +255,23 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         });
         let probe = quote_spanned! {span=> #path::__brute_probe() };
         let options = quote_spanned! {span=> (&&#probe).options() };
+        // The options must be `Send + Sync` (an agent runs on a multi-threaded
+        // runtime): asked of the options, so the error names them and not the stack
+        // below; options that are not become options that build nothing, so the layer
+        // is not reported again.
+        let send = (flavor == Flavor::Agent).then(|| {
+            let send_var = format_ident!("__brute_send");
+            let line = quote_spanned! {span=> #private::SendLine::new(#var) };
+            let ask = quote_spanned! {span=>
+                #private::ask_send(&#send_var, <_ as #private::SendOptions>::check)
+            };
+            let checked = quote_spanned! {span=> (&&#send_var).send_options() };
+            quote! {
+                let #send_var = #line;
+                #ask;
+                let #var = #checked;
+            }
+        });
         let names = (!fields.is_empty()).then(|| {
             quote! {
                 #[allow(non_camel_case_types, dead_code)]
@@ -268,6 +285,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
             let #var = #options;
             #names
             #(#setters)*
+            #send
         }
     });
     let run_tokens = &stack.run.tokens;
@@ -282,9 +300,20 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
             }
         },
         (Flavor::Agent, false) => {
+            // The value is a model, or the error is `Model`'s own at the value (asked
+            // through the trait's path, so no note points into brute), and a fallback
+            // terminal takes its place.
+            let run_var = format_ident!("__brute_run");
             let line = quote_spanned! {span=> #private::RunLine::new(#run_tokens) };
+            let ask = quote_spanned! {span=>
+                #private::ask_run_line(&#run_var, <_ as #private::Model>::check_run_line)
+            };
             let terminal = quote_spanned! {span=> terminal };
-            quote! { (&&#line).#terminal() }
+            quote! {{
+                let #run_var = #line;
+                #ask;
+                (&&#run_var).#terminal()
+            }}
         }
         (Flavor::Pipeline, true) => {
             quote_spanned! {span=> #private::handler_fn(#run_tokens) }
@@ -304,10 +333,23 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         let built = match flavor {
             // The layer built here handles the env over the layers below it, or this
             // line is the error.
+            // (asked through `Handler`'s own path, so the error is the bound that
+            // failed, with no note pointing into brute).
             Flavor::Agent => {
+                let line_var = format_ident!("__brute_line");
                 let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #app)) };
+                let ask = quote_spanned! {span=>
+                    #private::ask_use_line(
+                        &#line_var,
+                        <_ as #private::Handler<#private::Env>>::check_use_line,
+                    )
+                };
                 let check = quote_spanned! {span=> handler_over_inner_layers };
-                quote! { (&&#line).#check() }
+                quote! {{
+                    let #line_var = #line;
+                    #ask;
+                    (&&#line_var).#check()
+                }}
             }
             Flavor::Pipeline => quote! { #layer(#var, #app) },
         };
@@ -327,7 +369,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     quote! {{
         #checks
         #[allow(unused_imports)]
-        use #private::{HasOptionNames as _, IsHandler as _, IsMiddleware as _, IsModel as _, NotAHandler as _, NotAModel as _, NotMiddleware as _, Probe as _, UnnamedOptions as _};
+        use #private::{HasOptionNames as _, IsHandler as _, IsMiddleware as _, IsModel as _, IsSend as _, NotAHandler as _, NotAModel as _, NotMiddleware as _, NotSend as _, Probe as _, UnnamedOptions as _};
         #(#options)*
         let #app = #terminal;
         #(#layers)*
