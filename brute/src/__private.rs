@@ -11,18 +11,24 @@ pub mod v1 {
     use crate::agent::Agent as AgentType;
 
     pub use crate::agent::Agent;
-    pub use crate::handler::{Fallback, Handler, IsHandler, NotAHandler, UseLine, handler_fn};
+    pub use crate::env::Env;
+    pub use crate::handler::{
+        Fallback, Handler, IsHandler, IsSend, NotAHandler, NotSend, SendLine, SendOptions, UseLine,
+        ask_send, ask_use_line, handler_fn,
+    };
+    pub use crate::model::Model;
     pub use crate::model::{
-        AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, terminal_async,
-        terminal_fn,
+        AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, ask_run_line,
+        terminal_async, terminal_fn,
     };
     pub use crate::stack::{
-        AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, Holds,
-        IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
-        MissingOption, NeedsInner, NoApp, NotAMiddleware, NotMiddleware, OneSessionLog, Placement,
-        Probe, Rule, SLOTS, Said, Sealed, SessionLogOutsideCompaction, SessionLogOutsideLoops,
-        SitsInside, SitsOutside, ToolPipelineInsideLoop, TypeProbe, UseTarget, Wraps, ask, kind,
-        kind_hash, placement_of, placement_report, probe,
+        AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, HasOptionNames,
+        Holds, IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
+        MissingOption, NamedOptions, NeedsInner, NoApp, NotAMiddleware, NotMiddleware,
+        OneSessionLog, OptionName, Placement, Probe, Rule, SLOTS, Said, Sealed,
+        SessionLogOutsideCompaction, SessionLogOutsideLoops, SitsInside, SitsOutside,
+        ToolPipelineInsideLoop, TypeProbe, UnnamedOptions, UseTarget, Wraps, ask, kind, kind_hash,
+        options_probe, placement_of, placement_report, probe,
     };
 
     /// `run handler;` in `pipeline!`.

@@ -40,6 +40,16 @@ use crate::error::Error;
 pub trait Handler<E>: Send + Sync {
     /// Handles `env` once.
     fn call(&self, env: &mut E) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Not called: `brute_agent!` names it (`<_ as Handler<Env>>::check_use_line`) to
+    /// ask whether the layer built at a `use` line handles the env, so that a failed
+    /// bound is reported at the line as this trait's, with no helper in its notes.
+    #[doc(hidden)]
+    fn check_use_line(_line: &UseLine<Self>)
+    where
+        Self: Sized,
+    {
+    }
 }
 
 impl<E, H: Handler<E> + ?Sized> Handler<E> for std::sync::Arc<H> {
@@ -136,21 +146,98 @@ impl<H: Handler<crate::env::Env>> IsHandler for &UseLine<H> {
     }
 }
 
-/// The check of a [`UseLine`] that fails: its bound is the error.
+/// The check of a [`UseLine`] that fails: a [`Fallback`] in the layer's place, so
+/// that nothing further out fails again. The error itself is [`ask_use_line`]'s.
 #[doc(hidden)]
-pub trait NotAHandler<H> {
-    /// A [`Fallback`], after the error.
-    fn handler_over_inner_layers(&self) -> Fallback
-    where
-        H: Handler<crate::env::Env>;
+pub trait NotAHandler {
+    /// A [`Fallback`].
+    fn handler_over_inner_layers(&self) -> Fallback;
 }
 
-impl<H> NotAHandler<H> for UseLine<H> {
-    fn handler_over_inner_layers(&self) -> Fallback
-    where
-        H: Handler<crate::env::Env>,
-    {
+impl<H> NotAHandler for UseLine<H> {
+    fn handler_over_inner_layers(&self) -> Fallback {
         Fallback
+    }
+}
+
+/// Asks whether the layer `line` holds is a [`Handler`] of the env:
+/// `ask_use_line(&line, <_ as Handler<Env>>::check_use_line)`. The bound comes from
+/// the trait path, not from a helper's `where` clause, so rustc reports it at the line
+/// with no note pointing into brute.
+#[doc(hidden)]
+pub fn ask_use_line<H>(_line: &UseLine<H>, _question: fn(&UseLine<H>)) {}
+
+/// What the options of a `use` line must be: `Send + Sync`, since every stack runs on
+/// a multi-threaded runtime. Asked of the options (`ask_send(&line, <_ as
+/// SendOptions>::check)` on their [`SendLine`]), so that the error is at the line and
+/// names the options, not the stack below.
+#[diagnostic::on_unimplemented(
+    message = "the options of this `use` line cannot be sent between threads: they are not `Send + Sync`",
+    label = "an option here is not `Send + Sync`",
+    note = "an agent runs its turns on a multi-threaded runtime, so every option and field of a layer must be `Send + Sync`: share state with `Arc<Mutex<..>>`, `Arc<RwLock<..>>` or atomics (`AtomicU64`, `AtomicBool`), not `Rc`, `RefCell`, `Cell` or raw pointers"
+)]
+#[doc(hidden)]
+pub trait SendOptions {
+    /// Not called: names the type for [`ask_send`].
+    fn check(_options: &Self)
+    where
+        Self: Sized,
+    {
+    }
+}
+
+// On the holder, not the options: a bound on the options themselves would have rustc
+// suggest borrowing them (`&T` is `Send` when `T` is `Sync`) in place of the note.
+#[diagnostic::do_not_recommend]
+impl<O: Send + Sync> SendOptions for SendLine<O> {}
+
+/// The options of a `use` line, checked to be `Send + Sync`:
+/// `(&&SendLine::new(options)).send_options()` is the options when they are
+/// ([`IsSend`]) and options that leave the inner app as it is otherwise
+/// ([`NotSend`]), so that the layer built from them is not reported again.
+#[doc(hidden)]
+pub struct SendLine<O>(std::cell::Cell<Option<O>>);
+
+impl<O> SendLine<O> {
+    /// Holds `options` for the check.
+    pub fn new(options: O) -> Self {
+        SendLine(std::cell::Cell::new(Some(options)))
+    }
+}
+
+/// Asks [`SendOptions`] of the [`SendLine`] `line`.
+#[doc(hidden)]
+pub fn ask_send<L>(_line: &L, _question: fn(&L)) {}
+
+/// The check of a [`SendLine`] that passes.
+#[doc(hidden)]
+pub trait IsSend {
+    /// The options.
+    type Options;
+    /// The options, unchanged.
+    fn send_options(&self) -> Self::Options;
+}
+
+impl<O: Send + Sync> IsSend for &SendLine<O> {
+    type Options = O;
+    fn send_options(&self) -> O {
+        match self.0.take() {
+            Some(options) => options,
+            None => unreachable!("a `use` line's options are checked once"),
+        }
+    }
+}
+
+/// The check of a [`SendLine`] that fails (the error is [`ask_send`]'s).
+#[doc(hidden)]
+pub trait NotSend {
+    /// Options that leave the inner app as it is.
+    fn send_options(&self) -> crate::stack::NotAMiddleware;
+}
+
+impl<O> NotSend for SendLine<O> {
+    fn send_options(&self) -> crate::stack::NotAMiddleware {
+        crate::stack::NotAMiddleware
     }
 }
 

@@ -130,6 +130,16 @@ pub trait Model: Send + Sync {
     fn secrets(&self) -> Vec<&str> {
         Vec::new()
     }
+
+    /// Not called: `brute_agent!` names it (`<_ as Model>::check_run_line`) to ask
+    /// whether the `run` value is a model, so that the error is this trait's, at the
+    /// value, with no helper in its notes.
+    #[doc(hidden)]
+    fn check_run_line(_line: &RunLine<Self>)
+    where
+        Self: Sized,
+    {
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -417,23 +427,24 @@ impl<M: Model> IsModel for &RunLine<M> {
     }
 }
 
-/// The check of a [`RunLine`] that fails: its bound is the error.
+/// The check of a [`RunLine`] that fails: a fallback terminal, so that nothing
+/// further out fails again. The error itself is [`ask_run_line`]'s.
 #[doc(hidden)]
-pub trait NotAModel<M> {
-    /// A fallback terminal, after the error.
-    fn terminal(&self) -> crate::handler::Fallback
-    where
-        M: Model;
+pub trait NotAModel {
+    /// A fallback terminal.
+    fn terminal(&self) -> crate::handler::Fallback;
 }
 
-impl<M> NotAModel<M> for RunLine<M> {
-    fn terminal(&self) -> crate::handler::Fallback
-    where
-        M: Model,
-    {
+impl<M> NotAModel for RunLine<M> {
+    fn terminal(&self) -> crate::handler::Fallback {
         crate::handler::Fallback
     }
 }
+
+/// Asks whether the value `line` holds is a [`Model`]:
+/// `ask_run_line(&line, <_ as Model>::check_run_line)`.
+#[doc(hidden)]
+pub fn ask_run_line<M>(_line: &RunLine<M>, _question: fn(&RunLine<M>)) {}
 
 /// `run |env| ..;` in `brute_agent!`: the closure's signature spelled out, so that
 /// rustc can infer the type of `env`.

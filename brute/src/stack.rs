@@ -90,11 +90,16 @@ mod report;
 
 pub use crate::agent::{BoxStack, Build, Stack};
 pub use crate::handler::{HandlerFn, handler_fn};
+#[doc(hidden)]
+pub use crate::handler::{SendLine, SendOptions};
 pub use placement::Placement;
 #[doc(hidden)]
 pub use placement::{Check, KindInfo, Rule, Said};
 #[doc(hidden)]
-pub use probe::{IsMiddleware, NotAMiddleware, NotMiddleware, Probe, TypeProbe};
+pub use probe::{
+    HasOptionNames, IsMiddleware, NamedOptions, NotAMiddleware, NotMiddleware, OptionName, Probe,
+    TypeProbe, UnnamedOptions, options_probe,
+};
 #[doc(hidden)]
 pub use report::{
     AModel, AlsoHolds, AppearsOnce, CompactionInsideLoop, ForbidsInner, Holds, KindId, KindOf,
@@ -112,8 +117,10 @@ pub trait Sealed {}
 ///
 /// It gives the options at their defaults ([`Middleware::options`]) and where the
 /// layer may sit ([`Middleware::PLACEMENT`]). `use Name { max: 3 }` is
-/// `Name::options().max(3)`: each option is a method of the options, so an unknown
-/// option is rustc's "no method named `..`" at that option. The options then build the
+/// `Name::options().max(3)`: each option is a method of the options. A derived
+/// middleware also names its options ([`NamedOptions`]), so an unknown option is
+/// rustc's "no field" at that option listing the available ones; for one written by
+/// hand it is "no method named `..`" on its options type. The options then build the
 /// layer through [`Layer`].
 ///
 /// `#[derive(Middleware)]` implements it; so can you (see the [module](self)).

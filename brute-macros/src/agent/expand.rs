@@ -6,7 +6,8 @@
 //! {
 //!     const _: () = { /* the placement table, then one check per `use` line, spanned at its path */ };
 //!     let o0 = (&&Outer::__brute_probe()).options();      // source order
-//!     let o0 = o0.option(value);                          // one method per option
+//!     let n0 = (&&options_probe(&o0)).option_names(..);   // the option names
+//!     let o0 = n0.option.with(o0).option(value);          // one method per option
 //!     let o1 = (&&Inner::__brute_probe()).options();
 //!     let app = (&&RunLine::new(run_expr)).terminal();    // checked at `run`
 //!     let app = (&&UseLine::new(layer(o1, app))).handler_over_inner_layers();
@@ -232,24 +233,59 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         let var = format_ident!("__brute_o{}", index);
         let path = bare_path(&line.path);
         let span = last_segment_span(&path);
-        // Each option is a method of the options, so an unknown option is rustc's
-        // "no method named `..`" at that option, and a value of the wrong type is
-        // reported at the value.
-        let setters = line.options.iter().flat_map(|o| &o.fields).map(|field| {
+        // Each option is a method of the options, so a value of the wrong type is
+        // reported at the value. Before it, the option's field of the middleware's
+        // names is read (a derived middleware's `NameOptionNames`; for one written by
+        // hand, the names as written here): an unknown option is rustc's "no field"
+        // at the option listing the available ones, and the setter, called on the
+        // erroneous field's result, is not reported again.
+        let fields: Vec<_> = line.options.iter().flat_map(|o| &o.fields).collect();
+        let names_var = format_ident!("__brute_n{}", index);
+        let written = format_ident!("__BruteWritten{}", index);
+        let field_names: Vec<_> = fields.iter().map(|field| &field.name).collect();
+        let setters = fields.iter().map(|field| {
             let name = &field.name;
             let value = match &field.value {
                 Some(value) => quote! { #value },
                 None => quote! { #name },
             };
             quote! {
-                let #var = #var.#name(#value);
+                let #var = #names_var.#name.with(#var).#name(#value);
             }
         });
         let probe = quote_spanned! {span=> #path::__brute_probe() };
         let options = quote_spanned! {span=> (&&#probe).options() };
+        // The options must be `Send + Sync` (an agent runs on a multi-threaded
+        // runtime): asked of the options, so the error names them and not the stack
+        // below; options that are not become options that build nothing, so the layer
+        // is not reported again.
+        let send = (flavor == Flavor::Agent).then(|| {
+            let send_var = format_ident!("__brute_send");
+            let line = quote_spanned! {span=> #private::SendLine::new(#var) };
+            let ask = quote_spanned! {span=>
+                #private::ask_send(&#send_var, <_ as #private::SendOptions>::check)
+            };
+            let checked = quote_spanned! {span=> (&&#send_var).send_options() };
+            quote! {
+                let #send_var = #line;
+                #ask;
+                let #var = #checked;
+            }
+        });
+        let names = (!fields.is_empty()).then(|| {
+            quote! {
+                #[allow(non_camel_case_types, dead_code)]
+                struct #written { #(#field_names: #private::OptionName,)* }
+                let #names_var = (&&#private::options_probe(&#var)).option_names(#written {
+                    #(#field_names: #private::OptionName,)*
+                });
+            }
+        });
         quote! {
             let #var = #options;
+            #names
             #(#setters)*
+            #send
         }
     });
     let run_tokens = &stack.run.tokens;
@@ -264,9 +300,20 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
             }
         },
         (Flavor::Agent, false) => {
+            // The value is a model, or the error is `Model`'s own at the value (asked
+            // through the trait's path, so no note points into brute), and a fallback
+            // terminal takes its place.
+            let run_var = format_ident!("__brute_run");
             let line = quote_spanned! {span=> #private::RunLine::new(#run_tokens) };
+            let ask = quote_spanned! {span=>
+                #private::ask_run_line(&#run_var, <_ as #private::Model>::check_run_line)
+            };
             let terminal = quote_spanned! {span=> terminal };
-            quote! { (&&#line).#terminal() }
+            quote! {{
+                let #run_var = #line;
+                #ask;
+                (&&#run_var).#terminal()
+            }}
         }
         (Flavor::Pipeline, true) => {
             quote_spanned! {span=> #private::handler_fn(#run_tokens) }
@@ -286,10 +333,23 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         let built = match flavor {
             // The layer built here handles the env over the layers below it, or this
             // line is the error.
+            // (asked through `Handler`'s own path, so the error is the bound that
+            // failed, with no note pointing into brute).
             Flavor::Agent => {
+                let line_var = format_ident!("__brute_line");
                 let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #app)) };
+                let ask = quote_spanned! {span=>
+                    #private::ask_use_line(
+                        &#line_var,
+                        <_ as #private::Handler<#private::Env>>::check_use_line,
+                    )
+                };
                 let check = quote_spanned! {span=> handler_over_inner_layers };
-                quote! { (&&#line).#check() }
+                quote! {{
+                    let #line_var = #line;
+                    #ask;
+                    (&&#line_var).#check()
+                }}
             }
             Flavor::Pipeline => quote! { #layer(#var, #app) },
         };
@@ -309,7 +369,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     quote! {{
         #checks
         #[allow(unused_imports)]
-        use #private::{IsHandler as _, IsMiddleware as _, IsModel as _, NotAHandler as _, NotAModel as _, NotMiddleware as _, Probe as _};
+        use #private::{HasOptionNames as _, IsHandler as _, IsMiddleware as _, IsModel as _, IsSend as _, NotAHandler as _, NotAModel as _, NotMiddleware as _, NotSend as _, Probe as _, UnnamedOptions as _};
         #(#options)*
         let #app = #terminal;
         #(#layers)*

@@ -69,3 +69,65 @@ impl<A> Layer<A> for NotAMiddleware {
         app
     }
 }
+
+/// The option names of a middleware's options, for `brute_agent!`:
+/// `#[derive(Middleware)]` implements it with a struct holding one public
+/// [`OptionName`] field per option (`Name::OptionNames`, reached through the hidden
+/// constant the derive names after the middleware). `use Name { typo: 1 }` reads the
+/// field `typo` first, so an unknown option is rustc's "no field" error at the option,
+/// listing the available ones, and nothing after it is checked again.
+pub trait NamedOptions {
+    /// One public [`OptionName`] field per option.
+    type Names;
+    /// The names.
+    fn names() -> Self::Names;
+}
+
+/// One option of a middleware, as a field of its names (see [`NamedOptions`]).
+#[derive(Clone, Copy, Debug)]
+pub struct OptionName;
+
+impl OptionName {
+    /// The options, unchanged: the option named by this field exists, so its setter
+    /// is called next.
+    pub fn with<O>(self, options: O) -> O {
+        options
+    }
+}
+
+/// The options' type, as a value: `(&&options_probe(&options)).option_names(..)`.
+pub fn options_probe<O>(_options: &O) -> TypeProbe<O> {
+    TypeProbe::new()
+}
+
+/// The option names of a middleware, through the probe of its options
+/// (`(&&options_probe(&options)).option_names(as_written)`): this impl applies when
+/// the options name their options ([`NamedOptions`]), [`UnnamedOptions`] otherwise.
+pub trait HasOptionNames {
+    /// The names.
+    type Names;
+    /// The names; `as_written` (the options as the `use` line writes them) is not
+    /// needed, the middleware knows its own.
+    fn option_names<W>(&self, as_written: W) -> Self::Names;
+}
+
+impl<O: NamedOptions> HasOptionNames for &TypeProbe<O> {
+    type Names = O::Names;
+    fn option_names<W>(&self, _as_written: W) -> O::Names {
+        O::names()
+    }
+}
+
+/// What the probe of options that do not list their names (one written
+/// by hand) answers: the names as the `use` line writes them, so each option goes
+/// straight to its setter method, which rustc reports if it does not exist.
+pub trait UnnamedOptions {
+    /// `as_written`, unchanged.
+    fn option_names<W>(&self, as_written: W) -> W;
+}
+
+impl<T: ?Sized> UnnamedOptions for TypeProbe<T> {
+    fn option_names<W>(&self, as_written: W) -> W {
+        as_written
+    }
+}
