@@ -28,6 +28,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/session_messages.rs"]
+mod session_messages;
+
 #[path = "../tests/session_support/mod.rs"]
 mod session_support;
 
@@ -42,6 +45,7 @@ use brute::{
     middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
     providers::ScriptedModel,
 };
+use session_messages::message;
 use session_support::{AnyStore, postgres_database};
 use tokio::runtime::Runtime;
 
@@ -56,31 +60,6 @@ const SIZES: [usize; 4] = [10, 1_000, 10_000, 100_000];
 
 /// Tool calls per turn.
 const CALLS: usize = 2;
-
-/// A realistic mix of stored messages: prompts, tool calls, ~300-byte tool results,
-/// answers; every call answered, ids unique.
-fn message(i: usize) -> Message {
-    match i % 4 {
-        0 => Message::user(format!(
-            "Please look at file number {i} and tell me what it does."
-        )),
-        1 => Message::tool_calls(
-            "",
-            vec![ToolCall::new(
-                format!("call_{i}"),
-                "read",
-                serde_json::json!({ "path": format!("src/file_{i}.rs") }),
-            )],
-        ),
-        2 => Message::tool_result(
-            format!("call_{}", i - 1),
-            "fn main() {\n    println!(\"hello\");\n}\n".repeat(8),
-        ),
-        _ => Message::assistant(format!(
-            "File {i} prints a greeting eight times; nothing else happens there."
-        )),
-    }
-}
 
 /// Calls `noop` until this turn has `CALLS` results, then answers. Looks back over
 /// the turn only (to its prompt), never over the history.

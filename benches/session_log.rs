@@ -7,40 +7,20 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/session_messages.rs"]
+mod session_messages;
+
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use brute::{
-    Completion, Env, Error, Event, Handler, Message, Model, ToolCall, middleware::SessionLog,
+    Completion, Env, Error, Event, Handler, Message, Model, middleware::SessionLog,
     model::Terminal, pipeline, session::SessionFile,
 };
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group};
-
-/// A realistic mix: user prompts, tool calls, tool results of some length, answers.
-fn message(i: usize) -> Message {
-    match i % 4 {
-        0 => Message::user(format!(
-            "Please look at file number {i} and tell me what it does."
-        )),
-        1 => Message::tool_calls(
-            "",
-            vec![ToolCall::new(
-                format!("call_{i}"),
-                "read",
-                serde_json::json!({ "path": format!("src/file_{i}.rs") }),
-            )],
-        ),
-        2 => Message::tool_result(
-            format!("call_{}", i - 1),
-            "fn main() {\n    println!(\"hello\");\n}\n".repeat(8),
-        ),
-        _ => Message::assistant(format!(
-            "File {i} prints a greeting eight times; nothing else happens there."
-        )),
-    }
-}
+use session_messages::message;
 
 fn write_session(path: &Path, n: usize) {
     let (mut file, _) = SessionFile::open(path).unwrap();

@@ -17,6 +17,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/session_messages.rs"]
+mod session_messages;
+
 #[path = "../tests/session_support/mod.rs"]
 mod session_support;
 
@@ -24,32 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use brute::session::{SessionId, SessionStore};
-use brute::{Env, Error, Handler, Message, ToolCall, middleware::SessionLog, pipeline};
+use brute::{Env, Error, Handler, Message, middleware::SessionLog, pipeline};
+use session_messages::message;
 use session_support::{AnyStore, postgres_database};
-
-/// A realistic mix: user prompts, tool calls, tool results of some length, answers.
-fn message(i: usize) -> Message {
-    match i % 4 {
-        0 => Message::user(format!(
-            "Please look at file number {i} and tell me what it does."
-        )),
-        1 => Message::tool_calls(
-            "",
-            vec![ToolCall::new(
-                format!("call_{i}"),
-                "read",
-                serde_json::json!({ "path": format!("src/file_{i}.rs") }),
-            )],
-        ),
-        2 => Message::tool_result(
-            format!("call_{}", i - 1),
-            "fn main() {\n    println!(\"hello\");\n}\n".repeat(8),
-        ),
-        _ => Message::assistant(format!(
-            "File {i} prints a greeting eight times; nothing else happens there."
-        )),
-    }
-}
 
 /// How a played turn changes the record on the way up.
 #[derive(Clone, Copy, PartialEq)]
