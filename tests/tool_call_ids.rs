@@ -9,6 +9,7 @@
 
 mod session_support;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use brute::session::check_history;
@@ -44,8 +45,9 @@ fn model() -> ScriptedModel {
     })
 }
 
-#[test]
-fn a_single_tool_call_with_an_empty_id_gets_an_id_its_result_answers() {
+/// Runs `test` on a current-thread runtime, with a JSONL store in a temporary folder
+/// and a temporary folder for the tools' root.
+fn with_store<F: Future<Output = ()>>(test: impl FnOnce(AnyStore, PathBuf) -> F) {
     let dir = temp_dir();
     let root = temp_dir();
     tokio::runtime::Builder::new_current_thread()
@@ -59,45 +61,52 @@ fn a_single_tool_call_with_an_empty_id_gets_an_id_its_result_answers() {
                 Duration::from_secs(60),
             )
             .await;
-            let agent = brute_agent! {
-                use SessionLog { store: store.store(), session: "ids" };
-                use Loop::ToolResult;
-                use MaxIterations { max: 4 };
-                use DefaultToolPipeline { tools: (Echo,), root: root.path() };
-                run model();
-            };
-            for prompt in ["first", "second", "third"] {
-                let outcome = agent.start(prompt).await.unwrap();
-                assert_eq!(outcome.text(), Some("got one call"));
-                // In the turn's own messages, as in the store.
-                let calls: Vec<&ToolCall> = outcome
-                    .env
-                    .messages
-                    .iter()
-                    .flat_map(|m| &m.tool_calls)
-                    .collect();
-                let last = calls.last().unwrap();
-                assert!(!last.id.is_empty(), "{prompt}: the call kept its empty id");
-                let result = outcome.env.messages.iter().rev().nth(1).unwrap();
-                assert_eq!(result.role, Role::Tool);
-                assert_eq!(result.tool_call_id.as_deref(), Some(last.id.as_str()));
-                assert_eq!(result.content, "one call");
-            }
-            let stored = store.load("ids").await;
-            assert_eq!(check_history(&stored), [], "{stored:#?}");
-            let ids: Vec<&str> = stored
+            test(store, root.path().to_path_buf()).await;
+        });
+}
+
+#[test]
+fn a_single_tool_call_with_an_empty_id_gets_an_id_its_result_answers() {
+    with_store(|store, root| async move {
+        let agent = brute_agent! {
+            use SessionLog { store: store.store(), session: "ids" };
+            use Loop::ToolResult;
+            use MaxIterations { max: 4 };
+            use DefaultToolPipeline { tools: (Echo,), root: root.clone() };
+            run model();
+        };
+        for prompt in ["first", "second", "third"] {
+            let outcome = agent.start(prompt).await.unwrap();
+            assert_eq!(outcome.text(), Some("got one call"));
+            // In the turn's own messages, as in the store.
+            let calls: Vec<&ToolCall> = outcome
+                .env
+                .messages
                 .iter()
                 .flat_map(|m| &m.tool_calls)
-                .map(|c| c.id.as_str())
                 .collect();
-            assert_eq!(ids.len(), 3);
-            assert!(ids.iter().all(|id| !id.is_empty()), "{ids:?}");
-            let results: Vec<&str> = stored
-                .iter()
-                .filter_map(|m| m.tool_call_id.as_deref())
-                .collect();
-            assert_eq!(results, ids, "every result answers its own call");
-        });
+            let last = calls.last().unwrap();
+            assert!(!last.id.is_empty(), "{prompt}: the call kept its empty id");
+            let result = outcome.env.messages.iter().rev().nth(1).unwrap();
+            assert_eq!(result.role, Role::Tool);
+            assert_eq!(result.tool_call_id.as_deref(), Some(last.id.as_str()));
+            assert_eq!(result.content, "one call");
+        }
+        let stored = store.load("ids").await;
+        assert_eq!(check_history(&stored), [], "{stored:#?}");
+        let ids: Vec<&str> = stored
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(ids.len(), 3);
+        assert!(ids.iter().all(|id| !id.is_empty()), "{ids:?}");
+        let results: Vec<&str> = stored
+            .iter()
+            .filter_map(|m| m.tool_call_id.as_deref())
+            .collect();
+        assert_eq!(results, ids, "every result answers its own call");
+    });
 }
 
 /// Calls `echo` twice per turn, always with the id `same`: once per reply, over two
@@ -106,69 +115,57 @@ fn a_single_tool_call_with_an_empty_id_gets_an_id_its_result_answers() {
 /// turns (the check reads the session's index of ids, not a scan of the history).
 #[test]
 fn an_id_repeated_across_replies_and_turns_is_refused_and_renamed() {
-    let dir = temp_dir();
-    let root = temp_dir();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let store = AnyStore::open(
-                "jsonl",
-                dir.path().to_str().unwrap(),
-                Duration::from_secs(60),
-            )
-            .await;
-            let model = ScriptedModel::from_fn(|env| {
-                let results = env
-                    .messages
-                    .iter()
-                    .rev()
-                    .take_while(|m| m.role != Role::User)
-                    .filter(|m| m.role == Role::Tool)
-                    .count();
-                if results < 2 {
-                    Message::tool_calls(
-                        "",
-                        vec![ToolCall::new(
-                            "same",
-                            "echo",
-                            serde_json::json!({ "text": format!("call {results}") }),
-                        )],
-                    )
-                } else {
-                    Message::assistant("done")
-                }
-            });
-            let agent = brute_agent! {
-                use SessionLog { store: store.store(), session: "same" };
-                use Loop::ToolResult;
-                use MaxIterations { max: 5 };
-                use DefaultToolPipeline { tools: (Echo,), root: root.path() };
-                run model;
-            };
-            for prompt in ["first", "second", "third"] {
-                let outcome = agent.start(prompt).await.unwrap();
-                assert_eq!(outcome.text(), Some("done"), "{prompt}");
+    with_store(|store, root| async move {
+        let model = ScriptedModel::from_fn(|env| {
+            let results = env
+                .messages
+                .iter()
+                .rev()
+                .take_while(|m| m.role != Role::User)
+                .filter(|m| m.role == Role::Tool)
+                .count();
+            if results < 2 {
+                Message::tool_calls(
+                    "",
+                    vec![ToolCall::new(
+                        "same",
+                        "echo",
+                        serde_json::json!({ "text": format!("call {results}") }),
+                    )],
+                )
+            } else {
+                Message::assistant("done")
             }
-            let stored = store.load("same").await;
-            assert_eq!(check_history(&stored), [], "{stored:#?}");
-            let mut ids: Vec<&str> = stored
-                .iter()
-                .flat_map(|m| &m.tool_calls)
-                .map(|c| c.id.as_str())
-                .collect();
-            assert_eq!(ids.len(), 6, "{ids:?}");
-            assert_eq!(ids[0], "same", "the first use of an id keeps it");
-            let results: Vec<&str> = stored
-                .iter()
-                .filter_map(|m| m.tool_call_id.as_deref())
-                .collect();
-            assert_eq!(results, ids, "every result answers its own call");
-            ids.sort_unstable();
-            ids.dedup();
-            assert_eq!(ids.len(), 6, "an id is used twice: {ids:?}");
         });
+        let agent = brute_agent! {
+            use SessionLog { store: store.store(), session: "same" };
+            use Loop::ToolResult;
+            use MaxIterations { max: 5 };
+            use DefaultToolPipeline { tools: (Echo,), root: root.clone() };
+            run model;
+        };
+        for prompt in ["first", "second", "third"] {
+            let outcome = agent.start(prompt).await.unwrap();
+            assert_eq!(outcome.text(), Some("done"), "{prompt}");
+        }
+        let stored = store.load("same").await;
+        assert_eq!(check_history(&stored), [], "{stored:#?}");
+        let mut ids: Vec<&str> = stored
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(ids.len(), 6, "{ids:?}");
+        assert_eq!(ids[0], "same", "the first use of an id keeps it");
+        let results: Vec<&str> = stored
+            .iter()
+            .filter_map(|m| m.tool_call_id.as_deref())
+            .collect();
+        assert_eq!(results, ids, "every result answers its own call");
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 6, "an id is used twice: {ids:?}");
+    });
 }
 
 /// A reply whose call id is larger than any provider sends (10 KiB) is refused as too
@@ -176,55 +173,43 @@ fn an_id_repeated_across_replies_and_turns_is_refused_and_renamed() {
 /// otherwise be kept twice (call and result) and sent back on every later call.
 #[test]
 fn an_id_longer_than_the_cap_is_refused_before_it_is_stored() {
-    let dir = temp_dir();
-    let root = temp_dir();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let store = AnyStore::open(
-                "jsonl",
-                dir.path().to_str().unwrap(),
-                Duration::from_secs(60),
+    with_store(|store, root| async move {
+        let model = ScriptedModel::from_fn(|_env| {
+            Message::tool_calls(
+                "",
+                vec![ToolCall::new(
+                    "x".repeat(10 * 1024),
+                    "echo",
+                    serde_json::json!({ "text": "never" }),
+                )],
             )
-            .await;
-            let model = ScriptedModel::from_fn(|_env| {
-                Message::tool_calls(
-                    "",
-                    vec![ToolCall::new(
-                        "x".repeat(10 * 1024),
-                        "echo",
-                        serde_json::json!({ "text": "never" }),
-                    )],
-                )
-            });
-            let agent = brute_agent! {
-                use SessionLog { store: store.store(), session: "long" };
-                use Loop::ToolResult;
-                use MaxIterations { max: 4 };
-                use DefaultToolPipeline { tools: (Echo,), root: root.path() };
-                run model;
-            };
-            let Err(error) = agent.start("hi").await else {
-                panic!("a reply with a 10 KiB call id was accepted");
-            };
-            let text = error.to_string();
-            assert!(
-                matches!(
-                    &error,
-                    brute::Error::Model(brute::ModelError::TooLarge { limit: 256, .. })
-                ),
-                "{error:?}"
-            );
-            assert!(
-                text.contains("`echo`") && text.contains("10240 bytes"),
-                "{text}"
-            );
-            let stored = store.load("long").await;
-            assert!(
-                stored.iter().all(|m| m.tool_calls.is_empty()),
-                "the call was stored: {stored:?}"
-            );
         });
+        let agent = brute_agent! {
+            use SessionLog { store: store.store(), session: "long" };
+            use Loop::ToolResult;
+            use MaxIterations { max: 4 };
+            use DefaultToolPipeline { tools: (Echo,), root: root.clone() };
+            run model;
+        };
+        let Err(error) = agent.start("hi").await else {
+            panic!("a reply with a 10 KiB call id was accepted");
+        };
+        let text = error.to_string();
+        assert!(
+            matches!(
+                &error,
+                brute::Error::Model(brute::ModelError::TooLarge { limit: 256, .. })
+            ),
+            "{error:?}"
+        );
+        assert!(
+            text.contains("`echo`") && text.contains("10240 bytes"),
+            "{text}"
+        );
+        let stored = store.load("long").await;
+        assert!(
+            stored.iter().all(|m| m.tool_calls.is_empty()),
+            "the call was stored: {stored:?}"
+        );
+    });
 }
