@@ -282,3 +282,92 @@ async fn http_providers_answering_500_then_429_fall_back_to_the_third() {
     assert_eq!(seen, [(1, true), (2, false)]);
     assert!(retries[1].2.contains("rate limited"), "{retries:?}");
 }
+
+/// A subscriber for one thread that keeps every span's name and fields.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<(String, FieldMap)>>>);
+
+type FieldMap = std::collections::HashMap<String, String>;
+
+struct Fields<'a>(&'a mut FieldMap);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+}
+
+impl tracing::Subscriber for Spans {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        // Asked per span: other tests' threads have no subscriber.
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = FieldMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let mut spans = self.0.lock().unwrap();
+        spans.push((attrs.metadata().name().to_string(), fields));
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let index = usize::try_from(span.into_u64()).unwrap() - 1;
+        if let Some((_, fields)) = self.0.lock().unwrap().get_mut(index) {
+            values.record(&mut Fields(fields));
+        }
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn each_attempt_has_a_span_and_the_call_span_names_the_model_that_answered() {
+    let spans = Spans::default();
+    let (a, _) = Named::fails("a", rate_limited());
+    let (b, _) = Named::fails("b", server_error());
+    let (c, _) = Named::answers("c");
+    let agent = brute_agent! {
+        run Fallback::new(a).or(b).or(c);
+    };
+    tracing::subscriber::with_default(spans.clone(), || {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(agent.start("hi"))
+            .unwrap();
+    });
+    let spans = spans.0.lock().unwrap();
+    let attempts: Vec<(&str, &str, Option<&str>)> = spans
+        .iter()
+        .filter(|(name, _)| name == "brute.fallback")
+        .map(|(_, fields)| {
+            (
+                fields["gen_ai.request.model"].as_str(),
+                fields["brute.fallback.attempt"].as_str(),
+                fields.get("otel.status_code").map(String::as_str),
+            )
+        })
+        .collect();
+    assert_eq!(
+        attempts,
+        [
+            ("a", "1", Some("ERROR")),
+            ("b", "2", Some("ERROR")),
+            ("c", "3", None)
+        ]
+    );
+    let (_, chat) = spans.iter().find(|(name, _)| name == "chat").unwrap();
+    assert_eq!(chat["gen_ai.request.model"], "a");
+    assert_eq!(chat["gen_ai.response.model"], "c");
+}
