@@ -348,16 +348,14 @@ impl<C: FallbackChain> Model for Fallback<C> {
         Ok(self.chain.attempt(env, self.on).await?.0)
     }
 
-    fn complete_noting<'m>(
+    async fn complete_noting<'m>(
         &'m self,
         env: &Env,
         answered: &Answerer<'m>,
-    ) -> impl Future<Output = Result<Completion, Error>> + Send {
-        async move {
-            let (completion, name, attempt) = self.chain.attempt(env, self.on).await?;
-            answered.note(name, attempt);
-            Ok(completion)
-        }
+    ) -> Result<Completion, Error> {
+        let (completion, name, attempt) = self.chain.attempt(env, self.on).await?;
+        answered.note(name, attempt);
+        Ok(completion)
     }
 
     fn name(&self) -> &str {
