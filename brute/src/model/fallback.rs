@@ -343,6 +343,8 @@ impl<C: FallbackChain, M: Model> FallbackChain for Or<C, M> {
     }
 }
 
+// Not offered as a fix when a `run` line is given something else.
+#[diagnostic::do_not_recommend]
 impl<C: FallbackChain> Model for Fallback<C> {
     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
         Ok(self.chain.attempt(env, self.on).await?.0)
