@@ -84,9 +84,13 @@ pub enum Event<'a> {
         /// Whether the result reports a failure.
         is_error: bool,
     },
-    /// A model call failed and will be tried again.
+    /// A model call failed and will be tried again: by [`Retry`](crate::middleware::Retry)
+    /// after `delay`, or at once by the next model of a
+    /// [`Fallback`](crate::model::Fallback). Deltas streamed during the failed attempt
+    /// belong to no answer.
     Retry {
-        /// The attempt that failed (1 for the first).
+        /// The attempt that failed (1 for the first; under a `Fallback`, the place of
+        /// the model that failed).
         attempt: u32,
         /// The wait before the next attempt.
         delay: Duration,

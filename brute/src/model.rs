@@ -16,6 +16,9 @@ pub use crate::tool::ToolSpec;
 pub use crate::usage::{LastCall, Usage};
 
 mod call_ids;
+mod fallback;
+
+pub use fallback::{AnsweredBy, Answerer, Fallback, FallbackChain, FallbackOn, First, Or};
 
 /// The body of a terminal's pass around `$reply` (a future of `Result<impl Reply,
 /// Error>` that reads `$env`): the durability step, the request event, the call, the
@@ -42,7 +45,8 @@ macro_rules! model_pass {
                 return Err(error);
             }
         };
-        let cost = after_call($env, $model, message, usage, &$span);
+        let model = $model;
+        let cost = after_call($env, model, message, usage, &$span);
         if $env.persists() {
             traced!($env.persist(), ref $span)?;
         }
@@ -140,6 +144,20 @@ pub trait Model: Send + Sync {
         Self: Sized,
     {
     }
+
+    /// One completion, as [`complete`](Model::complete), noting in `answered` which
+    /// model gave it when that may not be this one's [`name`](Model::name): what the
+    /// agent's terminal calls, to record the answering model ([`AnsweredBy`]) and price
+    /// the call by its name. The default is `complete` and notes nothing; a model that
+    /// delegates to one of several ([`Fallback`]) overrides it.
+    fn complete_noting<'m>(
+        &'m self,
+        env: &Env,
+        answered: &Answerer<'m>,
+    ) -> impl Future<Output = Result<Completion, Error>> + Send {
+        let _ = answered;
+        self.complete(env)
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -179,8 +197,31 @@ impl<M: Model> Handler<Env> for Terminal<M> {
         #[cfg(feature = "tools")]
         hand_over_secrets(env, self.model.secrets());
         let span = call_span(self.model.name(), env);
-        model_pass!(env, span, self.model.name(), self.model.complete(env))
+        let answered = Answerer::new();
+        model_pass!(
+            env,
+            span,
+            match answered.get() {
+                None => self.model.name(),
+                Some((model, attempt)) => answered_by(env, &span, model, attempt),
+            },
+            self.model.complete_noting(env, &answered)
+        )
     }
+}
+
+/// Records that `model`, the `attempt`-th of a [`Fallback`], answered: in the env as
+/// [`AnsweredBy`] and on the call's span. Answers the name to price the call by.
+#[cold]
+fn answered_by<'m>(env: &mut Env, span: &Span, model: &'m str, attempt: u32) -> &'m str {
+    span.record("gen_ai.response.model", model);
+    match env.extensions.get_mut::<AnsweredBy>() {
+        Some(known) if known.model == model => known.attempt = attempt,
+        _ => {
+            env.extensions.insert(AnsweredBy::new(model, attempt));
+        }
+    }
+    model
 }
 
 /// The API keys of the model an agent runs, left in the env by its terminal for the
@@ -243,6 +284,7 @@ fn call_span(model: &str, env: &Env) -> Span {
         otel.kind = "client",
         gen_ai.operation.name = "chat",
         gen_ai.request.model = model,
+        gen_ai.response.model = tracing::field::Empty,
         brute.iteration = env.iteration,
         brute.messages = env.messages.len(),
         gen_ai.usage.input_tokens = tracing::field::Empty,

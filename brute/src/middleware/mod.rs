@@ -3,6 +3,7 @@
 //! ([`session`](crate::session)).
 
 mod budget;
+mod call_limit;
 mod max_iterations;
 mod retry;
 mod system_prompt;
@@ -10,6 +11,7 @@ mod turn_loop;
 
 pub use crate::session::log::SessionLog;
 pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
+pub use call_limit::{CallLimit, CallLimitMode};
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};
