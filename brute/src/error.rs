@@ -86,6 +86,55 @@ impl Error {
             _ => None,
         }
     }
+
+    /// A stable, machine-readable kind of this failure for a client of a server
+    /// (brute-serve's JSON errors, brute-mcp's tool results): `model_server_error`,
+    /// `model_unavailable`, `model_rate_limited`, `model_timeout`, `model_connection`,
+    /// `model_malformed`, `model_rejected`, `model_authentication`, `model_too_large`
+    /// or `context_too_long` for a model failure (found inside a layer's error too),
+    /// `layer` for a layer that failed, `stopped` for a guard that stopped the turn,
+    /// `turn` for anything else. [`Error::client_message`] is what the client is told.
+    ///
+    /// ```
+    /// use brute::{Error, ModelError};
+    ///
+    /// let error = Error::Model(ModelError::Server {
+    ///     status: 500,
+    ///     message: "POST http://10.0.0.7:8000/v1/chat/completions".into(),
+    /// });
+    /// assert_eq!(error.client_kind(), "model_server_error");
+    /// assert_eq!(error.client_message(), "the model provider failed (HTTP 500)");
+    /// ```
+    pub fn client_kind(&self) -> &'static str {
+        self.for_client().0
+    }
+
+    /// What a client of a server may be shown of this failure: the kind of model
+    /// failure with its HTTP status, wait or limit, the layer that failed, or the guard
+    /// that stopped the turn, never the provider's own text (which may name its
+    /// address, endpoint or model), a path, a host or a layer's own message. The whole
+    /// error (its `Display`) belongs in the server's log. See [`Error::client_kind`].
+    pub fn client_message(&self) -> String {
+        self.for_client().1
+    }
+
+    /// The kind and message of [`Error::client_kind`] and [`Error::client_message`].
+    fn for_client(&self) -> (&'static str, String) {
+        if let Some(model) = self.downcast_ref::<ModelError>() {
+            return model.for_client();
+        }
+        match self {
+            Error::Stopped(reason) => ("stopped", format!("it was stopped: {reason}")),
+            Error::Layer { layer, .. } => (
+                "layer",
+                format!("the layer `{layer}` failed (the server's log has the details)"),
+            ),
+            _ => (
+                "turn",
+                "an error of the agent (the server's log has the details)".to_owned(),
+            ),
+        }
+    }
 }
 
 /// Why one model call failed, typed by cause so that `Retry` can tell what is worth
@@ -162,6 +211,65 @@ impl ModelError {
         )
     }
 
+    /// The kind of this failure and what a client is told of it (see
+    /// [`Error::client_kind`]): its HTTP status, wait or limit, never what the provider
+    /// said.
+    fn for_client(&self) -> (&'static str, String) {
+        let wait = |d: Option<Duration>| {
+            d.map(|d| format!("; retry after {:.1}s", d.as_secs_f64()))
+                .unwrap_or_default()
+        };
+        match self {
+            ModelError::Authentication(_) => (
+                "model_authentication",
+                "the model provider refused the server's credentials".to_owned(),
+            ),
+            ModelError::RateLimited { retry_after } => (
+                "model_rate_limited",
+                format!("the model provider is rate limiting{}", wait(*retry_after)),
+            ),
+            ModelError::Server { status, .. } => (
+                "model_server_error",
+                format!("the model provider failed (HTTP {status})"),
+            ),
+            ModelError::Unavailable {
+                status,
+                retry_after,
+                ..
+            } => (
+                "model_unavailable",
+                format!(
+                    "the model provider is unavailable (HTTP {status}){}",
+                    wait(Some(*retry_after))
+                ),
+            ),
+            ModelError::Timeout(after) => (
+                "model_timeout",
+                format!("the model call timed out after {after:?}"),
+            ),
+            ModelError::Connection(_) => (
+                "model_connection",
+                "the connection to the model provider failed".to_owned(),
+            ),
+            ModelError::Malformed(_) => (
+                "model_malformed",
+                "the model provider's response could not be understood".to_owned(),
+            ),
+            ModelError::ContextTooLong(_) => (
+                "context_too_long",
+                "the conversation does not fit the model's context window".to_owned(),
+            ),
+            ModelError::Rejected(_) => (
+                "model_rejected",
+                "the model provider rejected the request".to_owned(),
+            ),
+            ModelError::TooLarge { limit, .. } => (
+                "model_too_large",
+                format!("the model's response passed the size limit of {limit} bytes"),
+            ),
+        }
+    }
+
     /// The wait the server asked for, if it said.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -169,5 +277,84 @@ impl ModelError {
             ModelError::Unavailable { retry_after, .. } => Some(*retry_after),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_failure_shows_its_kind_and_nothing_the_provider_said() {
+        let said = "POST http://10.0.0.7:8000/v1/chat/completions (model m) /srv/x";
+        let errors = [
+            ModelError::Authentication(said.into()),
+            ModelError::RateLimited {
+                retry_after: Some(Duration::from_secs(2)),
+            },
+            ModelError::Server {
+                status: 502,
+                message: said.into(),
+            },
+            ModelError::Unavailable {
+                status: 503,
+                retry_after: Duration::from_secs(2),
+                message: said.into(),
+            },
+            ModelError::Timeout(Duration::from_secs(3)),
+            ModelError::Connection(said.into()),
+            ModelError::Malformed(said.into()),
+            ModelError::ContextTooLong(said.into()),
+            ModelError::Rejected(said.into()),
+            ModelError::TooLarge {
+                limit: 10,
+                message: said.into(),
+            },
+        ];
+        let mut kinds = std::collections::BTreeSet::new();
+        for error in errors {
+            let error = Error::Model(error);
+            let message = error.client_message();
+            for leak in ["10.0.0.7", "/srv", "/v1", "model m"] {
+                assert!(!message.contains(leak), "{message}");
+            }
+            kinds.insert(error.client_kind());
+        }
+        assert_eq!(kinds.len(), 10, "one kind each: {kinds:?}");
+        // Its status, wait and limit are shown.
+        let status = Error::Model(ModelError::Unavailable {
+            status: 503,
+            retry_after: Duration::from_secs(2),
+            message: said.into(),
+        });
+        assert_eq!(
+            status.client_message(),
+            "the model provider is unavailable (HTTP 503); retry after 2.0s"
+        );
+        // A model error inside a layer's error is found too.
+        let wrapped = Error::from_layer("Fallback", ModelError::Connection(said.into()));
+        assert_eq!(wrapped.client_kind(), "model_connection");
+    }
+
+    #[test]
+    fn a_layer_or_other_failure_names_the_layer_not_its_message() {
+        let layer = Error::layer("Budget", "/etc/brute/key");
+        assert_eq!(layer.client_kind(), "layer");
+        assert_eq!(
+            layer.client_message(),
+            "the layer `Budget` failed (the server's log has the details)"
+        );
+        let other = Error::other("http://10.0.0.7 said no");
+        assert_eq!(other.client_kind(), "turn");
+        assert!(!other.client_message().contains("10.0.0.7"));
+        let stopped = Error::Stopped(ExitReason::Limit {
+            by: "MaxIterations",
+            limit: 3,
+        });
+        assert_eq!(stopped.client_kind(), "stopped");
+        assert_eq!(
+            stopped.client_message(),
+            "it was stopped: MaxIterations reached its limit of 3"
+        );
     }
 }
