@@ -137,6 +137,23 @@ impl ApiError {
     /// whose message ([`brute::Error::client_message`]) names no address, path, host or
     /// model endpoint; the whole error goes to the server's log.
     pub fn turn(id: &str, error: &brute::Error) -> Self {
+        // A failure that left some of the turn stored: the answer to its error, saying
+        // what is stored and whether the prompt may be sent again.
+        if let brute::Error::Stored { error: inner, .. } = error {
+            let answer = ApiError::turn(id, inner);
+            if answer.status != StatusCode::INTERNAL_SERVER_ERROR {
+                return answer;
+            }
+            return ApiError::new(
+                answer.status,
+                answer.kind,
+                format!(
+                    "session `{}`: the turn failed: {}",
+                    crate::session_id::shown(id),
+                    error.client_message()
+                ),
+            );
+        }
         if let Some(e) = error.downcast_ref::<brute::tools::ClientToolClash>() {
             return ApiError::invalid(format!("tools: {e}"));
         }
@@ -364,6 +381,48 @@ mod tests {
         let answer = ApiError::turn("s", &brute::Error::other("http://10.0.0.7 said no"));
         assert_eq!(answer.kind, "turn");
         assert!(!answer.message.contains("10.0.0.7"), "{}", answer.message);
+    }
+
+    #[test]
+    fn a_failure_that_left_the_prompt_stored_says_so_and_keeps_its_kind() {
+        let store = SessionError::Io {
+            path: "/srv/brute/sessions/s.jsonl".into(),
+            action: "append to the session",
+            source: std::io::Error::other("File too large"),
+        };
+        let error = brute::Error::Stored {
+            error: Box::new(store.into()),
+            stored: 1,
+            last: brute::Role::User,
+            resend: true,
+        };
+        let answer = ApiError::turn("s", &error);
+        assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(answer.kind, "store");
+        assert!(!answer.message.contains("/srv"), "{}", answer.message);
+        assert!(
+            answer.message.contains("1 message of this turn is stored")
+                && answer
+                    .message
+                    .contains("sending the same prompt again is safe"),
+            "{}",
+            answer.message
+        );
+        let model = brute::Error::Stored {
+            error: Box::new(brute::Error::Model(ModelError::Timeout(
+                std::time::Duration::from_secs(1),
+            ))),
+            stored: 3,
+            last: brute::Role::Tool,
+            resend: false,
+        };
+        let answer = ApiError::turn("s", &model);
+        assert_eq!(answer.kind, "model_timeout");
+        assert!(
+            answer.message.contains("do not send the prompt again"),
+            "{}",
+            answer.message
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::message::Role;
 use crate::stop::ExitReason;
 
 /// A boxed error for composition: what a middleware of yours returns through
@@ -32,6 +33,56 @@ pub enum Error {
     /// Any other failure, for middleware of your own.
     #[error(transparent)]
     Other(BoxError),
+    /// The turn failed (`error` says why) after some of its messages were stored where
+    /// its conversation is kept (`SessionLog`'s session), and they stay there: what a
+    /// caller needs before it sends the prompt again. Reported when a reply or a tool
+    /// result answered the prompt before the failure (those are never taken back: their
+    /// effects happened), and when the removal of an unanswered prompt could not be
+    /// written (the store was failing). [`Error::downcast_ref`] and
+    /// [`Error::layer_name`] see through it to `error`.
+    ///
+    /// What a caller does: with `resend`, send the same prompt again: it is never
+    /// stored twice (the next turn of the session finds the unanswered copy and stores
+    /// the prompt once). Without it, do **not** send the prompt again (it would run
+    /// again after its answer): load the session, see where it stands (its last
+    /// message, of role `last`), and go on from there with a new turn.
+    #[error("{error}; {}", stored_text(*stored, *last, *resend))]
+    Stored {
+        /// Why the turn failed.
+        error: Box<Error>,
+        /// How many of the turn's messages are stored and stay, counted from its first
+        /// (the prompt); at least one.
+        stored: usize,
+        /// The role of the last of them (a `User` message when nothing answered the
+        /// prompt).
+        last: Role,
+        /// Whether sending the same prompt again is safe: nothing of the turn answered
+        /// it, and the next turn stores it once.
+        resend: bool,
+    },
+}
+
+/// What a turn that failed left stored, and what to do about it.
+fn stored_text(stored: usize, last: Role, resend: bool) -> String {
+    let what = match stored {
+        1 => "1 message of this turn is stored and stays".to_owned(),
+        n => format!("{n} messages of this turn are stored and stay"),
+    };
+    let last = match last {
+        Role::Assistant => "an assistant",
+        Role::User => "a user",
+        Role::Tool => "a tool",
+        Role::System => "a system",
+    };
+    if resend {
+        format!(
+            "{what} (the last {last} message: its prompt, which nothing answered and which could not be taken back); sending the same prompt again is safe: the next turn of the session stores it once"
+        )
+    } else {
+        format!(
+            "{what} (the last {last} message; something answered the prompt); do not send the prompt again: load the session and go on from its last message"
+        )
+    }
 }
 
 impl Error {
@@ -76,13 +127,16 @@ impl Error {
             Error::Layer { source, .. } | Error::Other(source) => source.downcast_ref(),
             Error::Model(error) => (error as &(dyn std::error::Error + 'static)).downcast_ref(),
             Error::Stopped(_) => None,
+            Error::Stored { error, .. } => error.downcast_ref(),
         }
     }
 
-    /// The layer that failed, for [`Error::Layer`].
+    /// The layer that failed, for [`Error::Layer`] (and for the error inside an
+    /// [`Error::Stored`]).
     pub fn layer_name(&self) -> Option<&'static str> {
         match self {
             Error::Layer { layer, .. } => Some(layer),
+            Error::Stored { error, .. } => error.layer_name(),
             _ => None,
         }
     }
@@ -93,7 +147,8 @@ impl Error {
     /// `model_malformed`, `model_rejected`, `model_authentication`, `model_too_large`
     /// or `context_too_long` for a model failure (found inside a layer's error too),
     /// `layer` for a layer that failed, `stopped` for a guard that stopped the turn,
-    /// `turn` for anything else. [`Error::client_message`] is what the client is told.
+    /// `turn` for anything else ([`Error::Stored`]: the kind of its error).
+    /// [`Error::client_message`] is what the client is told.
     ///
     /// ```
     /// use brute::{Error, ModelError};
@@ -112,14 +167,29 @@ impl Error {
     /// What a client of a server may be shown of this failure: the kind of model
     /// failure with its HTTP status, wait or limit, the layer that failed, or the guard
     /// that stopped the turn, never the provider's own text (which may name its
-    /// address, endpoint or model), a path, a host or a layer's own message. The whole
-    /// error (its `Display`) belongs in the server's log. See [`Error::client_kind`].
+    /// address, endpoint or model), a path, a host or a layer's own message; for an
+    /// [`Error::Stored`], what of the turn is stored and whether a resend is safe. The
+    /// whole error (its `Display`) belongs in the server's log. See
+    /// [`Error::client_kind`].
     pub fn client_message(&self) -> String {
         self.for_client().1
     }
 
     /// The kind and message of [`Error::client_kind`] and [`Error::client_message`].
     fn for_client(&self) -> (&'static str, String) {
+        if let Error::Stored {
+            error,
+            stored,
+            last,
+            resend,
+        } = self
+        {
+            let (kind, message) = error.for_client();
+            return (
+                kind,
+                format!("{message}; {}", stored_text(*stored, *last, *resend)),
+            );
+        }
         if let Some(model) = self.downcast_ref::<ModelError>() {
             return model.for_client();
         }
