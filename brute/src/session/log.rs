@@ -458,7 +458,7 @@ impl<A: Handler<Env>> SessionLog<A> {
             Err(e) => Err(e),
         };
         let removed = match result {
-            Err(_) => pending::roll_back_unanswered(env, start),
+            Err(_) => pending::roll_back_unanswered(env, start, shared.answered()),
             Ok(()) => Vec::new(),
         };
         let saved = env.persist().await;

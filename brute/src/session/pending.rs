@@ -10,21 +10,20 @@ use crate::env::{Changes, Env, Mark};
 use crate::error::Error;
 use crate::message::{Message, Role};
 
-/// Turn atomicity: when a turn failed before anything answered its prompt (no reply
-/// of the model, no tool result since `start`), the messages it added are removed
-/// again, so the session never holds two user messages in a row (the caller still has
-/// the prompt and may send it again). A turn that got further keeps what it stored:
-/// the model's replies and the tool results, whose effects happened. Gives the
-/// messages of the record it removed (none when it removed nothing).
-pub(super) fn roll_back_unanswered(env: &mut Env, start: Mark) -> Vec<Message> {
+/// Turn atomicity: when a turn failed before anything answered its prompt in the
+/// store (`answered`: a reply of the model or a tool result stored since `start`), the
+/// messages it added are removed again, so the session never holds two user messages
+/// in a row (the caller still has the prompt and may send it again). What the store
+/// holds decides, not the transcript: a reply the turn got but could not store (the
+/// store failed) answers nothing. A turn that got further keeps what it stored: the
+/// model's replies and the tool results, whose effects happened. Gives the messages
+/// of the record it removed (none when it removed nothing).
+pub(super) fn roll_back_unanswered(env: &mut Env, start: Mark, answered: bool) -> Vec<Message> {
+    if answered {
+        return Vec::new();
+    }
     let (keep, removed) = match env.messages.changes_since(start) {
-        Changes::Appended(new)
-            if new
-                .iter()
-                .all(|m| !matches!(m.role, Role::Assistant | Role::Tool)) =>
-        {
-            (env.messages.len() - new.len(), recorded(new))
-        }
+        Changes::Appended(new) => (env.messages.len() - new.len(), recorded(new)),
         _ => return Vec::new(),
     };
     env.messages.truncate(keep);

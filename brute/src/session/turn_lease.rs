@@ -84,6 +84,12 @@ impl TurnLease {
         }
     }
 
+    /// Whether anything the turn stored answered its prompt (a reply, a tool result),
+    /// or it rewrote the history.
+    pub(super) fn answered(&self) -> bool {
+        self.lock().answered
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
