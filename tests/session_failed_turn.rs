@@ -214,3 +214,69 @@ async fn jsonl_a_reply_the_file_cannot_take_leaves_no_prompt_behind() {
     let stored = JsonlStore::new(dir.path()).load("s").await.unwrap();
     assert_once(&stored, "hello");
 }
+
+/// Echoes its text (a tool whose result answers the prompt).
+#[brute::tool]
+async fn echo(
+    /// The text.
+    text: String,
+) -> Result<String, brute::tools::ToolError> {
+    Ok(text)
+}
+
+#[tokio::test]
+async fn a_turn_answered_before_it_failed_says_not_to_send_the_prompt_again() {
+    use brute::middleware::Loop;
+    use brute::tools::DefaultToolPipeline;
+    let dir = tempfile::tempdir().unwrap();
+    let store = JsonlStore::new(dir.path().join("sessions"));
+    let calls = AtomicUsize::new(0);
+    let model = move |_env: &Env| {
+        let reply = match calls.fetch_add(1, Ordering::SeqCst) {
+            0 => Ok(Message::tool_calls(
+                "",
+                vec![brute::ToolCall::new(
+                    "c1",
+                    "echo",
+                    serde_json::json!({"text": "hi"}),
+                )],
+            )),
+            _ => Err(Error::Model(brute::ModelError::Server {
+                status: 500,
+                message: "POST http://10.0.0.7/v1/chat/completions".into(),
+            })),
+        };
+        std::future::ready(reply)
+    };
+    let root = dir.path().to_path_buf();
+    let agent = brute_agent! {
+        use SessionLog { store: store.clone(), session: "s" };
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: (Echo,), root: root };
+        run model;
+    };
+    let error = agent.start("go").await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Stored {
+                stored: 3,
+                last: Role::Tool,
+                resend: false,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("do not send the prompt again: load the session"),
+        "{error}"
+    );
+    // The failure is still the model's, to `downcast_ref` and to a client.
+    assert!(error.downcast_ref::<brute::ModelError>().is_some());
+    assert_eq!(error.client_kind(), "model_server_error");
+    assert!(!error.client_message().contains("10.0.0.7"));
+    assert_eq!(store.load("s").await.unwrap().len(), 3);
+}
