@@ -4,7 +4,6 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use brute::ModelError;
 use brute::session::SessionError;
 use brute::stream::{ApprovalError, TurnItem, TurnResult};
 use serde::Serialize;
@@ -134,10 +133,27 @@ impl ApiError {
 
     /// The answer to a failed turn on session `id` (400 when the request's client tools
     /// clash with the agent's own). A turn that failed for any other reason than its
-    /// store or its request is a 500 of a stable kind ([`failure`]) whose message
-    /// names no address, path, host or model endpoint; the whole error goes to the
-    /// server's log.
+    /// store or its request is a 500 of a stable kind ([`brute::Error::client_kind`])
+    /// whose message ([`brute::Error::client_message`]) names no address, path, host or
+    /// model endpoint; the whole error goes to the server's log.
     pub fn turn(id: &str, error: &brute::Error) -> Self {
+        // A failure that left some of the turn stored: the answer to its error, saying
+        // what is stored and whether the prompt may be sent again.
+        if let brute::Error::Stored { error: inner, .. } = error {
+            let answer = ApiError::turn(id, inner);
+            if answer.status != StatusCode::INTERNAL_SERVER_ERROR {
+                return answer;
+            }
+            return ApiError::new(
+                answer.status,
+                answer.kind,
+                format!(
+                    "session `{}`: the turn failed: {}",
+                    crate::session_id::shown(id),
+                    error.client_message()
+                ),
+            );
+        }
         if let Some(e) = error.downcast_ref::<brute::tools::ClientToolClash>() {
             return ApiError::invalid(format!("tools: {e}"));
         }
@@ -151,7 +167,7 @@ impl ApiError {
         if let Some(e) = error.downcast_ref::<SessionError>() {
             return ApiError::store(id, e);
         }
-        let (kind, what) = failure(error);
+        let (kind, what) = (error.client_kind(), error.client_message());
         tracing::error!(
             session = id,
             kind,
@@ -180,84 +196,6 @@ impl ApiError {
                 error: self.failed_text(),
             },
         }
-    }
-}
-
-/// The stable kind of a turn's `error` and what a client is told of it: the kind of
-/// model failure (with its HTTP status or wait, never the provider's own text, which
-/// may name its endpoint), the layer that failed, or the guard that stopped the turn.
-pub(crate) fn failure(error: &brute::Error) -> (&'static str, String) {
-    if let Some(model) = error.downcast_ref::<ModelError>() {
-        return model_failure(model);
-    }
-    match error {
-        brute::Error::Stopped(reason) => ("stopped", format!("it was stopped: {reason}")),
-        brute::Error::Layer { layer, .. } => (
-            "layer",
-            format!("the layer `{layer}` failed (the server's log has the details)"),
-        ),
-        _ => (
-            "turn",
-            "an error of the agent (the server's log has the details)".to_owned(),
-        ),
-    }
-}
-
-/// The kind of a failed model call and what a client is told of it.
-fn model_failure(error: &ModelError) -> (&'static str, String) {
-    let wait = |d: Option<std::time::Duration>| {
-        d.map(|d| format!("; retry after {:.1}s", d.as_secs_f64()))
-            .unwrap_or_default()
-    };
-    match error {
-        ModelError::Authentication(_) => (
-            "model_authentication",
-            "the model provider refused the server's credentials".to_owned(),
-        ),
-        ModelError::RateLimited { retry_after } => (
-            "model_rate_limited",
-            format!("the model provider is rate limiting{}", wait(*retry_after)),
-        ),
-        ModelError::Server { status, .. } => (
-            "model_server_error",
-            format!("the model provider failed (HTTP {status})"),
-        ),
-        ModelError::Unavailable {
-            status,
-            retry_after,
-            ..
-        } => (
-            "model_unavailable",
-            format!(
-                "the model provider is unavailable (HTTP {status}){}",
-                wait(Some(*retry_after))
-            ),
-        ),
-        ModelError::Timeout(after) => (
-            "model_timeout",
-            format!("the model call timed out after {after:?}"),
-        ),
-        ModelError::Connection(_) => (
-            "model_connection",
-            "the connection to the model provider failed".to_owned(),
-        ),
-        ModelError::Malformed(_) => (
-            "model_malformed",
-            "the model provider's response could not be understood".to_owned(),
-        ),
-        ModelError::ContextTooLong(_) => (
-            "context_too_long",
-            "the conversation does not fit the model's context window".to_owned(),
-        ),
-        ModelError::Rejected(_) => (
-            "model_rejected",
-            "the model provider rejected the request".to_owned(),
-        ),
-        ModelError::TooLarge { limit, .. } => (
-            "model_too_large",
-            format!("the model's response passed the size limit of {limit} bytes"),
-        ),
-        _ => ("model", "the model call failed".to_owned()),
     }
 }
 
@@ -373,6 +311,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Ap
 #[cfg(test)]
 mod tests {
     use super::*;
+    use brute::ModelError;
 
     #[test]
     fn a_store_failure_shows_neither_its_path_nor_its_message() {
@@ -442,6 +381,48 @@ mod tests {
         let answer = ApiError::turn("s", &brute::Error::other("http://10.0.0.7 said no"));
         assert_eq!(answer.kind, "turn");
         assert!(!answer.message.contains("10.0.0.7"), "{}", answer.message);
+    }
+
+    #[test]
+    fn a_failure_that_left_the_prompt_stored_says_so_and_keeps_its_kind() {
+        let store = SessionError::Io {
+            path: "/srv/brute/sessions/s.jsonl".into(),
+            action: "append to the session",
+            source: std::io::Error::other("File too large"),
+        };
+        let error = brute::Error::Stored {
+            error: Box::new(store.into()),
+            stored: 1,
+            last: brute::Role::User,
+            resend: true,
+        };
+        let answer = ApiError::turn("s", &error);
+        assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(answer.kind, "store");
+        assert!(!answer.message.contains("/srv"), "{}", answer.message);
+        assert!(
+            answer.message.contains("1 message of this turn is stored")
+                && answer
+                    .message
+                    .contains("sending the same prompt again is safe"),
+            "{}",
+            answer.message
+        );
+        let model = brute::Error::Stored {
+            error: Box::new(brute::Error::Model(ModelError::Timeout(
+                std::time::Duration::from_secs(1),
+            ))),
+            stored: 3,
+            last: brute::Role::Tool,
+            resend: false,
+        };
+        let answer = ApiError::turn("s", &model);
+        assert_eq!(answer.kind, "model_timeout");
+        assert!(
+            answer.message.contains("do not send the prompt again"),
+            "{}",
+            answer.message
+        );
     }
 
     #[test]

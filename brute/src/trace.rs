@@ -104,6 +104,7 @@ fn error_type(error: &crate::Error) -> &'static str {
         },
         Error::Layer { .. } => "layer",
         Error::Stopped(_) => "stopped",
+        Error::Stored { error, .. } => error_type(error),
         #[allow(unreachable_patterns)]
         _ => "_OTHER",
     }

@@ -17,7 +17,11 @@ use super::tools::{mcp_result, mcp_tool};
 /// argument `prompt` starts a turn; the result is the turn's final text.
 ///
 /// A turn that fails (a model error, a guard that stopped it) is a result with
-/// `isError` and the error's message. A client that cancels the request drops the
+/// `isError` and `the turn failed (KIND): MESSAGE`, the error's stable kind and a
+/// message that names nothing of the server ([`brute::Error::client_kind`],
+/// [`brute::Error::client_message`]: never the model's address or endpoint, a path, or
+/// a layer's own message); the whole error goes to the server's log (`tracing`, level
+/// `error`). A client that cancels the request drops the
 /// turn, which cancels its running tool calls. Clones share the agent; concurrent
 /// calls run concurrent turns, as [`Agent::start`] allows.
 ///
@@ -89,10 +93,25 @@ impl<S: Handler<Env> + 'static> AgentServer<S> {
         )
     }
 
+    /// Runs one turn. A failed one is its stable kind and a message that names nothing
+    /// of the server ([`brute::Error::client_message`]: no model address, endpoint,
+    /// path or layer message); the whole error goes to the server's log.
     async fn turn(&self, prompt: String) -> Result<String, String> {
         match self.agent.start(prompt).await {
             Ok(outcome) => Ok(outcome.text().unwrap_or_default().to_string()),
-            Err(error) => Err(format!("the turn failed: {error}")),
+            Err(error) => {
+                let kind = error.client_kind();
+                tracing::error!(
+                    tool = %self.tool,
+                    kind,
+                    "brute-mcp: the turn of tool `{}` failed: {error}",
+                    self.tool
+                );
+                Err(format!(
+                    "the turn failed ({kind}): {}",
+                    error.client_message()
+                ))
+            }
         }
     }
 }

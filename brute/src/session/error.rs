@@ -112,6 +112,20 @@ pub enum SessionError {
         /// What it is.
         kind: &'static str,
     },
+    /// The session path is a symlink to nothing (its target, or a link further on,
+    /// does not exist): it is not followed, so nothing is created where it points
+    /// (neither the target nor its folder). Create the target, or remove the link.
+    #[error(
+        "session {}: a symlink to {}, which does not exist; refusing to follow it (create the file or remove the link)",
+        path.display(),
+        target.display()
+    )]
+    DanglingLink {
+        /// The session path.
+        path: PathBuf,
+        /// Where it leads, which does not exist.
+        target: PathBuf,
+    },
     /// The history breaks the tool-call rules providers enforce, and the store was
     /// told to refuse rather than repair (see [`Validation`](super::Validation)).
     #[error("session {session}: message {message}: {problem}; the session was left untouched")]

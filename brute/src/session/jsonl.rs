@@ -334,7 +334,14 @@ impl SessionStore for JsonlStore {
         let path = self.path_of(id)?;
         self.pool
             .run_plain(move || {
-                let real = resolve(&path)?;
+                let real = match resolve(&path) {
+                    // A link to nothing: the link goes, never what it names.
+                    Err(SessionError::DanglingLink { .. }) => {
+                        return fs::remove_file(&path)
+                            .map_err(io_error(&path, "delete the dangling link"));
+                    }
+                    real => real?,
+                };
                 if !real.exists() {
                     return Ok(());
                 }

@@ -86,3 +86,39 @@ async fn a_running_total_that_cannot_be_read_or_removed_is_an_error() {
         "delete the session's running total",
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_session_that_is_a_symlink_to_nothing_is_refused_and_nothing_is_created() {
+    use crate::middleware::SessionLog;
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("elsewhere/deep/target.jsonl");
+    let store = JsonlStore::new(dir.path().join("sessions"));
+    std::fs::create_dir_all(store.dir()).unwrap();
+    std::os::unix::fs::symlink(&outside, store.path_of("s").unwrap()).unwrap();
+    refused(store.open("s").await, "a symlink to");
+    refused(store.load("s").await, "refusing to follow it");
+    // A turn through `SessionLog`'s path is refused the same way, before anything runs.
+    let agent = crate::brute_agent! {
+        use SessionLog { path: store.path_of("s").unwrap() };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+    let error = agent.start("hello").await.err();
+    assert!(
+        matches!(
+            error
+                .as_ref()
+                .and_then(|e| e.downcast_ref::<SessionError>()),
+            Some(SessionError::DanglingLink { .. })
+        ),
+        "{error:?}"
+    );
+    assert!(
+        !dir.path().join("elsewhere").exists(),
+        "the target's folder was created"
+    );
+    // Deleting the session removes the link, never what it names.
+    store.delete("s").await.unwrap();
+    assert!(std::fs::symlink_metadata(store.path_of("s").unwrap()).is_err());
+    assert!(!dir.path().join("elsewhere").exists());
+}

@@ -10,6 +10,8 @@
 //! (`expires` is milliseconds in SQLite, a timestamp in PostgreSQL) and in how they
 //! insert many rows.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use super::error::SessionError;
@@ -98,6 +100,38 @@ impl DbLease {
             session: self.session.clone(),
             durable: self.written,
         }
+    }
+}
+
+/// The leases a store value could not give back (the database failed at the release,
+/// or while the turn before it ended): session and owner. The turn had ended, so its
+/// lease holds nothing; the next take of the session by the same store (a clone
+/// included) takes it under that owner, which succeeds at once ("the row is already
+/// ours"), instead of refusing the session as leased until the lease expires.
+#[derive(Debug, Default)]
+pub(crate) struct Unreleased(Mutex<HashMap<String, String>>);
+
+impl Unreleased {
+    /// `lease` could not be given back.
+    pub(crate) fn remember(&self, lease: &DbLease) {
+        self.lock()
+            .insert(lease.session.clone(), lease.owner.clone());
+    }
+
+    /// The owner for a take of `session`: the one of a lease this store could not
+    /// give back, or `fresh`.
+    pub(crate) fn owner(&self, session: &str, fresh: impl FnOnce() -> String) -> String {
+        self.lock().remove(session).unwrap_or_else(fresh)
+    }
+
+    /// A take of `session` by `owner` failed on the database: its lease, if this store
+    /// could not give it back, is still to be taken back.
+    pub(crate) fn keep(&self, session: &str, owner: String) {
+        self.lock().entry(session.to_string()).or_insert(owner);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

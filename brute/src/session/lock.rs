@@ -115,15 +115,23 @@ pub(super) fn parent(path: &Path) -> PathBuf {
     }
 }
 
-/// The regular file that `path` leads to, following symlinks (a dangling one leads to
-/// the file it names, which the first append creates). Anything else that exists at
-/// the end (a FIFO, a directory, a device) is refused before it is opened.
+/// The regular file that `path` leads to, following symlinks to files that exist; a
+/// path that does not exist is the file the first open creates. A symlink to nothing
+/// is refused ([`SessionError::DanglingLink`]): what it names is never created, nor its
+/// folder. Anything else that exists at the end (a FIFO, a directory, a device) is
+/// refused before it is opened.
 pub(crate) fn resolve(path: &Path) -> Result<PathBuf, SessionError> {
     let mut current = path.to_path_buf();
-    for _ in 0..40 {
+    for hop in 0..40 {
         let meta = match fs::symlink_metadata(&current) {
             Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && hop == 0 => return Ok(current),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(SessionError::DanglingLink {
+                    path: path.to_path_buf(),
+                    target: current,
+                });
+            }
             Err(e) => return Err(io_error(path, "look at the session path")(e)),
         };
         let kind = meta.file_type();
@@ -223,6 +231,27 @@ mod tests {
             ),
             "{folder:?}"
         );
+        // A symlink to nothing is not followed: neither its target nor the target's
+        // folder is created.
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(dir.path().join("away/target.jsonl"), &link).unwrap();
+        let dangling = resolve(&link).err();
+        assert!(
+            matches!(dangling, Some(SessionError::DanglingLink { ref target, .. }) if target.ends_with("away/target.jsonl")),
+            "{dangling:?}"
+        );
+        // Through a second link too.
+        let twice = dir.path().join("twice.jsonl");
+        std::os::unix::fs::symlink(&link, &twice).unwrap();
+        assert!(matches!(
+            resolve(&twice),
+            Err(SessionError::DanglingLink { .. })
+        ));
+        assert!(!dir.path().join("away").exists());
+        // A link to a file that exists leads to it.
+        let good = dir.path().join("good.jsonl");
+        std::os::unix::fs::symlink(&file, &good).unwrap();
+        assert_eq!(resolve(&good).unwrap(), file);
         // A file in a folder that does not exist cannot be created.
         let missing = open(&dir.path().join("nope/s.jsonl"))
             .err()

@@ -8,7 +8,7 @@ use super::boxed::{DynLease, Leased, Store};
 use super::error::SessionError;
 use super::jsonl::JsonlStore;
 use super::keyed;
-use super::pending;
+use super::pending::{self, Unanswered};
 use super::turn_lease::TurnLease;
 use super::validate::{self, Validation};
 use crate::cost::{SessionSpend, Spend};
@@ -59,7 +59,13 @@ use crate::trace::traced;
 ///   the session again, so the next turn never starts with two user messages in a row;
 ///   the caller still has the prompt and may send it again. A turn that got further
 ///   keeps what it stored (the replies and the tool results, whose effects happened),
-///   which never ends in a user message. [`Event::TurnEnd`](crate::Event::TurnEnd)
+///   which never ends in a user message. Whenever some of a failed turn stays stored,
+///   its error is [`Error::Stored`](crate::Error::Stored) around the failure: how many
+///   of its messages are stored, the last one's role, and whether the prompt may be
+///   sent again. When the store failed, the removal of an unanswered prompt may not be
+///   written: the error says so (a resend is safe), and the next turn of the session
+///   through this layer (or a clone) takes the prompt back first, under the lease,
+///   if the session still ends with it. [`Event::TurnEnd`](crate::Event::TurnEnd)
 ///   fires with the error either way. A turn whose lease was lost mid-way
 ///   ([`SessionError::LeaseLost`]) cannot take anything back: the error says how many
 ///   of its messages are stored, and what a client should do.
@@ -168,6 +174,10 @@ pub struct SessionLog<A> {
     /// concurrent turns share), not one per turn.
     #[middleware(state)]
     files: Arc<OnceLock<Arc<JsonlStore>>>,
+    /// The prompts of failed turns whose removal could not be written, taken back by
+    /// the next turn of their session; shared by the layer's clones.
+    #[middleware(state)]
+    unanswered: Arc<Unanswered>,
 }
 
 /// The session file of one turn, overriding `SessionLog`'s `path` option (and its
@@ -354,6 +364,13 @@ impl<A: Handler<Env>> SessionLog<A> {
                 if !report.problems.is_empty() {
                     validate::warn_repaired(&name, &report);
                 }
+                // The prompt of a failed turn of this layer whose removal could not
+                // be written then is taken back now (before the keys are checked: a
+                // retry of it is a new turn).
+                let taken_back = self.unanswered.stored_in(&name, &loaded);
+                if let Some((_, n)) = taken_back {
+                    loaded.truncate(loaded.len() - n);
+                }
                 // What the turn's idempotency keys require of the history (a retry
                 // never stores its prompt twice), before settling abandons anything.
                 let keyed = match keyed::check(&mut loaded, env, &name) {
@@ -372,12 +389,21 @@ impl<A: Handler<Env>> SessionLog<A> {
                     lease
                         .append(&loaded[loaded.len() - report.appended..])
                         .await
+                } else if let Some((from, _)) = taken_back {
+                    lease.rewrite(from, &[]).await
                 } else {
                     Ok(())
                 };
                 if let Err(e) = written {
                     let _ = lease.release().await;
                     return Err(e.into());
+                }
+                if taken_back.is_some() {
+                    self.unanswered.forget(&name);
+                    tracing::info!(
+                        session = %name,
+                        "SessionLog: took back the unanswered prompt of a failed turn (its removal could not be written then)"
+                    );
                 }
                 // A decision on a call that does not wait is refused before the stack
                 // runs (nothing is called, nothing changes).
@@ -431,9 +457,10 @@ impl<A: Handler<Env>> SessionLog<A> {
             Ok(()) => self.app.call(env).await,
             Err(e) => Err(e),
         };
-        if result.is_err() {
-            pending::roll_back_unanswered(env, start);
-        }
+        let removed = match result {
+            Err(_) => pending::roll_back_unanswered(env, start, shared.answered()),
+            Ok(()) => Vec::new(),
+        };
         let saved = env.persist().await;
         drop(env.take_persist());
         if let Some(previous) = previous {
@@ -454,7 +481,23 @@ impl<A: Handler<Env>> SessionLog<A> {
                 "SessionLog: the turn's {durable} message(s) are stored, but its lease could not be given back (it frees itself when it expires): {error}"
             );
         }
+        // A failure that leaves some of the turn stored says what, and whether the
+        // prompt may be sent again (a lost lease says it itself); a prompt nothing
+        // answered is taken back by the next turn.
+        let left = shared.left();
         let outcome = result.and(saved);
+        if outcome.is_err()
+            && let Some((n, _, true)) = left
+        {
+            let prompt = if removed.is_empty() {
+                pending::appended(env, start)
+            } else {
+                removed
+            };
+            self.unanswered
+                .remember(&name, recorded, prompt.into_iter().take(n).collect());
+        }
+        let outcome = outcome.map_err(|error| pending::reported(error, left));
         let released_ok = released.is_ok();
         if let Err(error) = released {
             env.emit(Event::Error {

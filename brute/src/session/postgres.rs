@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Client;
 
 use super::error::SessionError;
-use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
+use super::lease::{DbLease, Dialect, Sql, Step, Unreleased, next_after, ttl_ms};
 use super::pg_conn::{self, Conn, PgError, TxConn};
 use super::postgres_write::{Append, UNFENCED_TRIM, write};
 use super::retention::{SessionInfo, SessionSize, StoreSize};
@@ -88,6 +88,8 @@ struct Inner {
     transactions: TxConn,
     appends: mpsc::UnboundedSender<Append>,
     sql: Sql,
+    /// The leases it could not give back, taken back by the next turn.
+    unreleased: Unreleased,
 }
 
 const SCHEMA: &str = "
@@ -147,6 +149,7 @@ impl PostgresStore {
                 transactions: TxConn::new(url, transactions),
                 appends,
                 sql,
+                unreleased: Unreleased::default(),
             }),
             ttl: Duration::from_secs(60),
             unfenced: false,
@@ -339,14 +342,18 @@ impl SessionStore for PostgresStore {
     type Lease = DbLease;
 
     async fn open(&self, id: &str) -> Result<(DbLease, Vec<Message>), SessionError> {
-        let owner = new_owner();
+        // A lease this store could not give back is taken back under its owner.
+        let owner = self.inner.unreleased.owner(id, new_owner);
         let ttl = ttl_ms(self.ttl);
         let sql = self.sql();
         // The take records the session too (`take_creates`).
-        let taken = self
-            .execute(id, &sql.take, &[&id, &owner, &ttl])
-            .await
-            .map_err(sql.fail(Step::Take, id))?;
+        let taken = match self.execute(id, &sql.take, &[&id, &owner, &ttl]).await {
+            Ok(taken) => taken,
+            Err(error) => {
+                self.inner.unreleased.keep(id, owner);
+                return Err(sql.fail(Step::Take, id)(error));
+            }
+        };
         sql.taken(taken, id)?;
         let (messages, next) = self.load_with_next(id).await?;
         let rows = messages.len();
@@ -432,20 +439,31 @@ impl SessionStore for PostgresStore {
         });
     }
 
+    /// A lease that cannot be given back (the database is away) is taken back by the
+    /// next turn of the session on this store (or a clone), at once.
     async fn release(&self, mut lease: DbLease) -> Result<(), SessionError> {
         if lease.pending.is_some() {
             let next = lease.next;
-            self.replace_from(&mut lease, Start::Seq(next), Vec::new())
-                .await?;
+            if let Err(error) = self
+                .replace_from(&mut lease, Start::Seq(next), Vec::new())
+                .await
+            {
+                self.inner.unreleased.remember(&lease);
+                return Err(error);
+            }
         }
         let sql = self.sql();
-        self.execute(
-            &lease.session,
-            &sql.release,
-            &[&lease.session, &lease.owner],
-        )
-        .await
-        .map_err(sql.fail(Step::Release, &lease.session))?;
+        let released = self
+            .execute(
+                &lease.session,
+                &sql.release,
+                &[&lease.session, &lease.owner],
+            )
+            .await;
+        if released.is_err() {
+            self.inner.unreleased.remember(&lease);
+        }
+        released.map_err(sql.fail(Step::Release, &lease.session))?;
         Ok(())
     }
 

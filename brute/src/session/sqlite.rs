@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::error::SessionError;
 use super::holder::Holder;
-use super::lease::{DbLease, Dialect, Sql, Step, next_after, ttl_ms};
+use super::lease::{DbLease, Dialect, Sql, Step, Unreleased, next_after, ttl_ms};
 use super::retention::{SessionInfo, SessionSize, StoreSize};
 use super::retention_db;
 use super::rows::{bodies, parse};
@@ -76,6 +76,8 @@ pub struct SqliteStore {
     /// This store's lock beside the database, whose lease owners it makes; the writer
     /// thread keeps it until its last job is done.
     holder: Arc<Holder>,
+    /// The leases it could not give back, taken back by the next turn.
+    unreleased: Arc<Unreleased>,
     ttl: Duration,
 }
 
@@ -140,6 +142,7 @@ impl SqliteStore {
             path,
             sql: Arc::new(sql),
             holder,
+            unreleased: Arc::default(),
             ttl: Duration::from_secs(60),
         })
     }
@@ -354,10 +357,17 @@ impl SessionStore for SqliteStore {
         let session = id.to_string();
         let ttl = ttl_ms(self.ttl);
         let holder = self.holder.clone();
+        let unreleased = self.unreleased.clone();
         self.run(id, move |conn, sql| {
-            let owner = holder.owner();
-            let mut taken = execute(conn, &sql.take, params![session, owner, ttl])
-                .map_err(sql.fail(Step::Take, &session))?;
+            // A lease this store could not give back is taken back under its owner.
+            let owner = unreleased.owner(&session, || holder.owner());
+            let mut taken = match execute(conn, &sql.take, params![session, owner, ttl]) {
+                Ok(taken) => taken,
+                Err(error) => {
+                    unreleased.keep(&session, owner);
+                    return Err(sql.fail(Step::Take, &session)(error));
+                }
+            };
             if taken == 0 {
                 taken = take_over(conn, &holder, &session, &owner, ttl)
                     .map_err(sql.fail(Step::Take, &session))?
@@ -469,15 +479,24 @@ impl SessionStore for SqliteStore {
         });
     }
 
+    /// A lease that cannot be given back is taken back by the next turn of the session
+    /// on this store (or a clone), at once.
     async fn release(&self, lease: DbLease) -> Result<(), SessionError> {
         let session = lease.session.clone();
         let ttl = ttl_ms(self.ttl);
+        let unreleased = self.unreleased.clone();
         self.run(&session, move |conn, sql| {
-            if lease.pending.is_some() {
-                renew(conn, sql, &lease, ttl)?;
-                store_spend(conn, sql, &lease)?;
+            let released = (|| {
+                if lease.pending.is_some() {
+                    renew(conn, sql, &lease, ttl)?;
+                    store_spend(conn, sql, &lease)?;
+                }
+                release(conn, sql, &lease)
+            })();
+            if released.is_err() {
+                unreleased.remember(&lease);
             }
-            release(conn, sql, &lease)
+            released
         })
         .await
     }

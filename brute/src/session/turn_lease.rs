@@ -30,6 +30,8 @@ struct Held {
     history: usize,
     /// The messages of the record now stored (the history and the turn's).
     stored: usize,
+    /// The role of the last message the turn stored.
+    last: Option<Role>,
     /// The session's running total when the turn began, as its store held it.
     spent_before: Spend,
     /// The last turn total handed to the lease, so an unchanged one is not stored again.
@@ -54,6 +56,7 @@ impl TurnLease {
             unanswered: 0,
             history,
             stored: history,
+            last: None,
         })))
     }
 
@@ -67,6 +70,24 @@ impl TurnLease {
     pub(super) fn durable(&self) -> usize {
         let held = self.lock();
         held.stored.saturating_sub(held.history)
+    }
+
+    /// What the turn left stored, when it stored anything: how many of its messages
+    /// are stored, the role of the last, and whether nothing of them answered its
+    /// prompt (then a resend of the prompt is safe: the next turn stores it once).
+    pub(super) fn left(&self) -> Option<(usize, Role, bool)> {
+        let held = self.lock();
+        let stored = held.stored.saturating_sub(held.history);
+        match (stored, held.last) {
+            (0, _) | (_, None) => None,
+            (stored, Some(last)) => Some((stored, last, !held.answered)),
+        }
+    }
+
+    /// Whether anything the turn stored answered its prompt (a reply, a tool result),
+    /// or it rewrote the history.
+    pub(super) fn answered(&self) -> bool {
+        self.lock().answered
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
@@ -167,6 +188,9 @@ impl Held {
     /// whether anything answered the prompt.
     fn track(&mut self, stored: &[Message]) {
         for message in stored {
+            if message.role != Role::System {
+                self.last = Some(message.role);
+            }
             match message.role {
                 Role::System => continue,
                 Role::Tool => self
@@ -237,6 +261,7 @@ mod tests {
             unanswered: 0,
             history: 0,
             stored: 0,
+            last: None,
             spent_before: Spend::default(),
             spent_turn: None,
         }
