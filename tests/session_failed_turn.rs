@@ -132,6 +132,10 @@ async fn sqlite_a_different_prompt_after_the_failure_finds_the_failed_one_taken_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
 async fn postgres_stopped_mid_turn_reports_the_stored_prompt_and_its_session_is_free_when_back() {
     let server = Arc::new(RestartableServer::start());
     let store = PostgresStore::connect(&server.database("failed_turn"))
