@@ -43,6 +43,7 @@
 //! ```
 
 mod dataset;
+mod eval;
 mod judge;
 mod report;
 mod run;
@@ -55,7 +56,8 @@ pub use judge::{JUDGE_INSTRUCTIONS, Judge};
 pub use report::{
     CaseResult, Comparison, REPORT_VERSION, Regression, Report, ReportError, ScoreRecord, Summary,
 };
-pub use run::{Eval, Progress, Run};
+pub use eval::{Eval, Progress};
+pub use run::Run;
 pub use schema::{Schema, SchemaError};
 pub use scorer::{
     Contains, Exact, JsonSchema, Regex, Score, ScoreError, ScoreFuture, Scorer, ToolCalled,

@@ -337,7 +337,7 @@ pub(crate) struct RewindView {
     /// The messages kept.
     messages: usize,
     /// The messages cut off, oldest first.
-    #[schema(value_type = Vec<crate::openapi::MessageSchema>)]
+    #[schema(value_type = Vec<crate::schema::MessageSchema>)]
     removed: Vec<Message>,
 }
 

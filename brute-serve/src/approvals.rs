@@ -51,8 +51,8 @@ pub(crate) struct CallPath {
     path = "/v1/sessions/{id}/approvals/{call_id}",
     operation_id = "decide_approval",
     tag = "sessions",
-    params(CallPath, Which, crate::openapi::IdempotencyHeader),
-    request_body(content = crate::openapi::VerdictSchema, description = "The decision"),
+    params(CallPath, Which, crate::schema::IdempotencyHeader),
+    request_body(content = crate::schema::VerdictSchema, description = "The decision"),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The rest of the turn, streamed as by `POST /v1/sessions/{id}/turns` \
@@ -60,7 +60,7 @@ pub(crate) struct CallPath {
             `Idempotency-Key` is answered again from the session (`Idempotent-Replayed: true`)",
             headers(("Idempotent-Replayed" = String, description = "`true` when the answer was given again from the session")),
             content(
-                (crate::openapi::TurnEvent = "text/event-stream"),
+                (crate::schema::TurnEvent = "text/event-stream"),
                 (crate::idempotency::TurnOutcome = "application/json"),
             )),
         (status = 400, description = "The body, the session id or the `Idempotency-Key` is not what the route takes", body = crate::error::ErrorBody<'_>),

@@ -57,7 +57,7 @@ fn now() -> u64 {
             Server-Sent Events (`data:` a `chat.completion.chunk`, `[DONE]` last)",
             content(
                 (crate::chat_wire::ChatCompletion<'_> = "application/json"),
-                (crate::openapi::DataEvent = "text/event-stream"),
+                (crate::schema::DataEvent = "text/event-stream"),
             )),
         (status = 403, description = "The turn paused on a call of the agent's own that waits \
             for a person's approval: the session kept for the decision", body = crate::chat_wire::ApprovalRequired),

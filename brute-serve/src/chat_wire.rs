@@ -193,7 +193,7 @@ pub(crate) struct WireMessage {
     role: String,
     /// A string, or an array of `{"type": "text", "text"}` parts (joined).
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::ContentSchema>)]
+    #[schema(value_type = Option<crate::schema::ContentSchema>)]
     content: Option<Value>,
     /// An assistant message's tool calls.
     #[serde(default)]

@@ -79,6 +79,7 @@ mod models;
 mod openapi;
 mod remote;
 mod runner;
+mod schema;
 mod server;
 mod session_id;
 mod sessions;

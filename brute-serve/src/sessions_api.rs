@@ -19,10 +19,10 @@ pub(crate) struct SessionView<'a> {
     /// The session id.
     id: &'a str,
     /// The history, in `brute::Message`'s serde form.
-    #[schema(value_type = Vec<crate::openapi::MessageSchema>)]
+    #[schema(value_type = Vec<crate::schema::MessageSchema>)]
     messages: &'a [Message],
     /// The tool calls that wait for a decision.
-    #[schema(value_type = Vec<crate::openapi::ToolCallSchema>)]
+    #[schema(value_type = Vec<crate::schema::ToolCallSchema>)]
     pending_approvals: Vec<&'a ToolCall>,
 }
 

@@ -33,7 +33,7 @@ pub(crate) struct TurnRequest {
     path = "/v1/sessions/{id}/turns",
     operation_id = "run_turn",
     tag = "sessions",
-    params(crate::session_id::SessionPath, crate::openapi::IdempotencyHeader),
+    params(crate::session_id::SessionPath, crate::schema::IdempotencyHeader),
     request_body = TurnRequest,
     security(("bearer" = [])),
     responses(
@@ -44,7 +44,7 @@ pub(crate) struct TurnRequest {
             without running anything, with `Idempotent-Replayed: true`",
             headers(("Idempotent-Replayed" = String, description = "`true` when the answer was given again from the session")),
             content(
-                (crate::openapi::TurnEvent = "text/event-stream"),
+                (crate::schema::TurnEvent = "text/event-stream"),
                 (crate::idempotency::TurnOutcome = "application/json"),
             )),
         (status = 400, description = "The body, the session id or the `Idempotency-Key` is not what the route takes", body = crate::error::ErrorBody<'_>),

@@ -34,15 +34,15 @@ use super::wire::{self, SendParams, StreamResponse, Task, TaskParams, TaskState,
     path = "/a2a",
     operation_id = "a2a_jsonrpc",
     tag = "a2a",
-    request_body(content = crate::openapi::JsonRpcRequest, description = "A JSON-RPC 2.0 request", content_type = "application/json"),
+    request_body(content = crate::schema::JsonRpcRequest, description = "A JSON-RPC 2.0 request", content_type = "application/json"),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The JSON-RPC response (its `error` for any request that fails); \
             `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event. A batch (a JSON \
             array) is answered with one error (-32600): this server takes one request per HTTP request",
             content(
-                (crate::openapi::JsonRpcResponse = "application/json"),
-                (crate::openapi::DataEvent = "text/event-stream"),
+                (crate::schema::JsonRpcResponse = "application/json"),
+                (crate::schema::DataEvent = "text/event-stream"),
             )),
         (status = 204, description = "A notification (a request without `id`): processed, and not answered (JSON-RPC 2.0)"),
     ),
@@ -62,15 +62,15 @@ pub(crate) async fn default_agent(
     operation_id = "a2a_agent_jsonrpc",
     tag = "a2a",
     params(("agent" = String, Path, description = "The agent (an unknown one is a JSON-RPC error)")),
-    request_body(content = crate::openapi::JsonRpcRequest, description = "A JSON-RPC 2.0 request", content_type = "application/json"),
+    request_body(content = crate::schema::JsonRpcRequest, description = "A JSON-RPC 2.0 request", content_type = "application/json"),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The JSON-RPC response (its `error` for any request that fails); \
             `SendStreamingMessage`: one JSON-RPC response per Server-Sent Event. A batch (a JSON \
             array) is answered with one error (-32600): this server takes one request per HTTP request",
             content(
-                (crate::openapi::JsonRpcResponse = "application/json"),
-                (crate::openapi::DataEvent = "text/event-stream"),
+                (crate::schema::JsonRpcResponse = "application/json"),
+                (crate::schema::DataEvent = "text/event-stream"),
             )),
         (status = 204, description = "A notification (a request without `id`): processed, and not answered (JSON-RPC 2.0)"),
     ),

@@ -93,7 +93,7 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
     path = "/.well-known/agent-card.json",
     operation_id = "a2a_card",
     tag = "a2a",
-    responses((status = 200, description = "The default agent's A2A card", body = crate::openapi::AgentCard)),
+    responses((status = 200, description = "The default agent's A2A card", body = crate::schema::AgentCard)),
 )]
 pub(crate) async fn default_card(State(a2a): State<Arc<A2a>>, headers: HeaderMap) -> Response {
     let name = a2a.shared.default_agent.clone();
@@ -109,7 +109,7 @@ pub(crate) async fn default_card(State(a2a): State<Arc<A2a>>, headers: HeaderMap
     tag = "a2a",
     params(("agent" = String, Path, description = "The agent")),
     responses(
-        (status = 200, description = "The agent's A2A card", body = crate::openapi::AgentCard),
+        (status = 200, description = "The agent's A2A card", body = crate::schema::AgentCard),
         (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
     ),
 )]

@@ -91,9 +91,9 @@ async fn send(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task (or the agent's message)", body = super::wire::StreamResponse),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn message_send(
@@ -113,10 +113,10 @@ pub(crate) async fn message_send(
     request_body(content = super::wire::SendParams, description = "The message (`SendMessageRequest`)"),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "One `A2aStreamResponse` per Server-Sent Event", body = crate::openapi::DataEvent, content_type = "text/event-stream"),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 200, description = "One `A2aStreamResponse` per Server-Sent Event", body = crate::schema::DataEvent, content_type = "text/event-stream"),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn message_stream(
@@ -138,9 +138,9 @@ pub(crate) async fn message_stream(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task (or the agent's message)", body = super::wire::StreamResponse),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn agent_message_send(
@@ -162,10 +162,10 @@ pub(crate) async fn agent_message_send(
     request_body(content = super::wire::SendParams, description = "The message (`SendMessageRequest`)"),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "One `A2aStreamResponse` per Server-Sent Event", body = crate::openapi::DataEvent, content_type = "text/event-stream"),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 200, description = "One `A2aStreamResponse` per Server-Sent Event", body = crate::schema::DataEvent, content_type = "text/event-stream"),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn agent_message_stream(
@@ -187,9 +187,9 @@ pub(crate) async fn agent_message_stream(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn get_task(
@@ -223,9 +223,9 @@ pub(crate) async fn get_task(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn agent_get_task(
@@ -247,10 +247,10 @@ pub(crate) async fn agent_get_task(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 409, description = "The task cannot be canceled in its state (`TASK_NOT_CANCELABLE`)", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 409, description = "The task cannot be canceled in its state (`TASK_NOT_CANCELABLE`)", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn post_task(
@@ -301,10 +301,10 @@ pub(crate) async fn post_task(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The task", body = super::wire::Task),
-        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::openapi::RestError),
-        (status = 404, description = "No such task, agent or method", body = crate::openapi::RestError),
-        (status = 409, description = "The task cannot be canceled in its state (`TASK_NOT_CANCELABLE`)", body = crate::openapi::RestError),
-        (status = 500, description = "The server failed", body = crate::openapi::RestError),
+        (status = 400, description = "A request A2A refuses (`INVALID_REQUEST`, `INVALID_PARAMS`, `VERSION_NOT_SUPPORTED`, ..), or a path or query the server cannot read", body = crate::schema::RestError),
+        (status = 404, description = "No such task, agent or method", body = crate::schema::RestError),
+        (status = 409, description = "The task cannot be canceled in its state (`TASK_NOT_CANCELABLE`)", body = crate::schema::RestError),
+        (status = 500, description = "The server failed", body = crate::schema::RestError),
     ),
 )]
 pub(crate) async fn agent_post_task(

@@ -218,7 +218,7 @@ pub(crate) struct SendConfiguration {
 #[schema(as = A2aSendParams)]
 pub(crate) struct SendParams {
     /// The client's message.
-    #[schema(value_type = crate::openapi::A2aUserMessage)]
+    #[schema(value_type = crate::schema::A2aUserMessage)]
     pub(crate) message: Message,
     #[serde(default)]
     pub(crate) configuration: Option<SendConfiguration>,

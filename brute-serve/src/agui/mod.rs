@@ -67,7 +67,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     request_body = wire::RunAgentInput,
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The run's AG-UI events, one per Server-Sent Event (`data:` the event's JSON): `RUN_STARTED` first, `RUN_FINISHED` or `RUN_ERROR` last", body = crate::openapi::DataEvent, content_type = "text/event-stream"),
+        (status = 200, description = "The run's AG-UI events, one per Server-Sent Event (`data:` the event's JSON): `RUN_STARTED` first, `RUN_FINISHED` or `RUN_ERROR` last", body = crate::schema::DataEvent, content_type = "text/event-stream"),
         (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
         (status = 409, description = "Another turn holds the thread's session", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
@@ -89,7 +89,7 @@ pub(crate) async fn default_agent(State(shared): State<Arc<Shared>>, body: Bytes
     request_body = wire::RunAgentInput,
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The run's AG-UI events, one per Server-Sent Event (`data:` the event's JSON): `RUN_STARTED` first, `RUN_FINISHED` or `RUN_ERROR` last", body = crate::openapi::DataEvent, content_type = "text/event-stream"),
+        (status = 200, description = "The run's AG-UI events, one per Server-Sent Event (`data:` the event's JSON): `RUN_STARTED` first, `RUN_FINISHED` or `RUN_ERROR` last", body = crate::schema::DataEvent, content_type = "text/event-stream"),
         (status = 404, description = "No agent of that name", body = crate::error::ErrorBody<'_>),
         (status = 409, description = "Another turn holds the thread's session", body = crate::error::ErrorBody<'_>),
         (status = 500, description = "The session store failed", body = crate::error::ErrorBody<'_>),
