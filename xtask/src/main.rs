@@ -8,8 +8,10 @@
 //!   test binary: passed, failed and ignored per tier, and each failed binary with the
 //!   command that reruns it.
 //! - `cargo xtask setup`: only the installation (then run single tests with `cargo test`).
-//! - `cargo xtask public-items [--list]`: brute's public items, counted per module from
-//!   rustdoc's JSON (`--list` prints every path); see `public_items.rs`.
+//! - `cargo xtask public-items [--list | --check | --bless]`: brute's public items,
+//!   counted per module from rustdoc's JSON (`--list` prints every path; `--check`
+//!   compares them with the reviewed list `xtask/public-items.txt` and fails on any
+//!   difference, as CI does; `--bless` writes the list); see `public_items.rs`.
 //!
 //! The installation is idempotent (each step checks first and does nothing when its
 //! tool is there) and puts what it can into folders of the repository, which git
@@ -56,8 +58,8 @@ enum Task {
     Setup,
     /// Install, then run every tier of the tests with these extra arguments.
     Test(Vec<String>),
-    /// Count brute's public items; list every path when `list` is set.
-    PublicItems { list: bool },
+    /// Count brute's public items, list them, or hold them to the reviewed list.
+    PublicItems(public_items::Mode),
     /// Print the usage.
     Help,
 }
@@ -77,6 +79,10 @@ enum XtaskError {
     StillMissing { what: String },
     /// rustdoc's JSON could not be read.
     Rustdoc(String),
+    /// The reviewed list of public items could not be read or written.
+    List { path: PathBuf, error: io::Error },
+    /// brute's public items differ from the reviewed list.
+    Unreviewed { path: PathBuf, diff: String },
 }
 
 impl fmt::Display for XtaskError {
@@ -96,6 +102,15 @@ impl fmt::Display for XtaskError {
                 write!(f, "{what} is still missing after installing it")
             }
             XtaskError::Rustdoc(what) => write!(f, "{what}"),
+            XtaskError::List { path, error } => write!(f, "{}: {error}", path.display()),
+            XtaskError::Unreviewed { path, diff } => write!(
+                f,
+                "brute's public items differ from the reviewed list {} \
+                 (`-` listed but gone, `+` new and not listed):\n{diff}\n\
+                 A public item is a promise to users: if the change is meant, \
+                 run `cargo xtask public-items --bless` and commit the list with it",
+                path.display()
+            ),
         }
     }
 }
@@ -105,7 +120,9 @@ const USAGE: &str =
                                     services tier (`cargo test --workspace ARGS..`, then with
                                     `--features services`), and print one summary
        cargo xtask setup            only install what the tests need
-       cargo xtask public-items [--list]  count brute's public items per module (rustdoc JSON)";
+       cargo xtask public-items [--list]  count brute's public items per module (rustdoc JSON)
+       cargo xtask public-items --check   fail if they differ from xtask/public-items.txt
+       cargo xtask public-items --bless   write that list (a reviewed change)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -115,7 +132,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Task::Setup => setup().map(|()| ExitCode::SUCCESS),
-        Task::PublicItems { list } => public_items(list).map(|()| ExitCode::SUCCESS),
+        Task::PublicItems(mode) => public_items(mode).map(|()| ExitCode::SUCCESS),
         Task::Test(extra) => {
             setup()?;
             tiers::run(&extra)
@@ -134,8 +151,13 @@ fn parse(args: &[String]) -> Result<Task, XtaskError> {
         Some((task, rest)) => match task.as_str() {
             "test" => Ok(Task::Test(rest.to_vec())),
             "setup" if rest.is_empty() => Ok(Task::Setup),
-            "public-items" if rest.is_empty() => Ok(Task::PublicItems { list: false }),
-            "public-items" if rest == ["--list"] => Ok(Task::PublicItems { list: true }),
+            "public-items" => match rest {
+                [] => Ok(Task::PublicItems(public_items::Mode::Count)),
+                [flag] if flag == "--list" => Ok(Task::PublicItems(public_items::Mode::List)),
+                [flag] if flag == "--check" => Ok(Task::PublicItems(public_items::Mode::Check)),
+                [flag] if flag == "--bless" => Ok(Task::PublicItems(public_items::Mode::Bless)),
+                _ => Err(XtaskError::Usage(args.join(" "))),
+            },
             "help" | "--help" | "-h" => Ok(Task::Help),
             _ => Err(XtaskError::Usage(args.join(" "))),
         },
@@ -283,8 +305,8 @@ fn setup() -> Result<(), XtaskError> {
 }
 
 /// Documents brute as rustdoc JSON (every feature on, as docs.rs) and prints its
-/// public items per module.
-fn public_items(list: bool) -> Result<(), XtaskError> {
+/// public items per module, or holds them to the reviewed list.
+fn public_items(mode: public_items::Mode) -> Result<(), XtaskError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let root = root();
     // The JSON output is unstable rustdoc; the pinned stable toolchain accepts it with
@@ -298,7 +320,30 @@ fn public_items(list: bool) -> Result<(), XtaskError> {
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let surface =
         public_items::read(&target.join("doc/brute.json")).map_err(XtaskError::Rustdoc)?;
-    print!("{}", surface.report(list));
+    let reviewed = root.join(public_items::REVIEWED);
+    let list_error = |error| XtaskError::List {
+        path: reviewed.clone(),
+        error,
+    };
+    match mode {
+        public_items::Mode::Count => print!("{}", surface.report(false)),
+        public_items::Mode::List => print!("{}", surface.report(true)),
+        public_items::Mode::Bless => {
+            std::fs::write(&reviewed, surface.listing()).map_err(list_error)?;
+            println!("{} public items written to {}", surface.paths.len(), reviewed.display());
+        }
+        public_items::Mode::Check => {
+            let listed = std::fs::read_to_string(&reviewed).map_err(list_error)?;
+            let diff = public_items::diff(&listed, &surface.listing());
+            if !diff.is_empty() {
+                return Err(XtaskError::Unreviewed {
+                    path: reviewed,
+                    diff,
+                });
+            }
+            println!("{} public items, as reviewed", surface.paths.len());
+        }
+    }
     Ok(())
 }
 
@@ -435,6 +480,21 @@ mod tests {
         assert!(error.to_string().contains("unknown task `tset`"), "{error}");
         assert!(error.to_string().contains("cargo xtask test"), "{error}");
         assert!(parse(&args("setup now")).is_err());
+        assert!(parse(&args("public-items --chek")).is_err());
+    }
+
+    #[test]
+    fn public_items_takes_one_mode() {
+        use public_items::Mode;
+        for (line, mode) in [
+            ("public-items", Mode::Count),
+            ("public-items --list", Mode::List),
+            ("public-items --check", Mode::Check),
+            ("public-items --bless", Mode::Bless),
+        ] {
+            assert_eq!(parse(&args(line)).ok(), Some(Task::PublicItems(mode)), "{line}");
+        }
+        assert!(parse(&args("public-items --check --bless")).is_err());
     }
 
     #[test]

@@ -20,6 +20,39 @@ use std::path::Path;
 
 use crate::json::Json;
 
+/// The reviewed list of brute's public items, below the repository's root: one line
+/// per path, `kind path`, sorted. `--check` fails on any difference, so a new public
+/// item (or a lost one) is a change someone reads in review.
+pub(crate) const REVIEWED: &str = "xtask/public-items.txt";
+
+/// What `cargo xtask public-items` does with the items it found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Print the count per module.
+    Count,
+    /// Print every path, then the count.
+    List,
+    /// Compare with the reviewed list and fail on a difference.
+    Check,
+    /// Write the reviewed list.
+    Bless,
+}
+
+/// The lines of `listed` missing from `current` (`- line`) and those of `current`
+/// missing from `listed` (`+ line`), in order; empty when both hold the same lines.
+pub(crate) fn diff(listed: &str, current: &str) -> String {
+    let listed: BTreeSet<&str> = listed.lines().filter(|l| !l.trim().is_empty()).collect();
+    let current: BTreeSet<&str> = current.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut out = String::new();
+    for line in listed.difference(&current) {
+        let _ = writeln!(out, "- {line}");
+    }
+    for line in current.difference(&listed) {
+        let _ = writeln!(out, "+ {line}");
+    }
+    out
+}
+
 /// The kinds of rustdoc item that have a path of their own.
 const NAMED: &[&str] = &[
     "module",
@@ -62,13 +95,21 @@ impl Surface {
         counts
     }
 
+    /// Every path with its kind, one per line (`struct      brute::Env`), sorted: the
+    /// reviewed list's format.
+    pub(crate) fn listing(&self) -> String {
+        let mut out = String::new();
+        for (path, kind) in &self.paths {
+            let _ = writeln!(out, "{kind:<11} {path}");
+        }
+        out
+    }
+
     /// The report: one line per module, the total, the members.
     pub(crate) fn report(&self, list: bool) -> String {
         let mut out = String::new();
         if list {
-            for (path, kind) in &self.paths {
-                let _ = writeln!(out, "{kind:<11} {path}");
-            }
+            out.push_str(&self.listing());
             out.push('\n');
         }
         for (module, count) in self.per_module() {
@@ -331,5 +372,17 @@ mod tests {
     fn a_document_without_an_index_is_an_error() {
         let doc = crate::json::parse(r#"{"root": 1}"#).expect("valid JSON");
         assert_eq!(surface(&doc), Err(ShapeError("no `index`".into())));
+    }
+
+    #[test]
+    fn the_diff_names_each_lost_and_each_new_line_and_is_empty_when_they_match() {
+        let listed = "struct      c::A\nstruct      c::B\n";
+        let current = "struct      c::B\nfunction    c::f\n";
+        assert_eq!(
+            diff(listed, current),
+            "- struct      c::A\n+ function    c::f\n"
+        );
+        assert_eq!(diff(listed, listed), "");
+        assert_eq!(diff("struct      c::A\n\n", "struct      c::A\n"), "");
     }
 }
