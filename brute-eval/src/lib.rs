@@ -52,11 +52,11 @@ mod scorer;
 mod table;
 
 pub use dataset::{Case, Dataset, DatasetError, ExpectedCall};
+pub use eval::{Eval, Progress};
 pub use judge::{JUDGE_INSTRUCTIONS, Judge};
 pub use report::{
     CaseResult, Comparison, REPORT_VERSION, Regression, Report, ReportError, ScoreRecord, Summary,
 };
-pub use eval::{Eval, Progress};
 pub use run::Run;
 pub use schema::{Schema, SchemaError};
 pub use scorer::{

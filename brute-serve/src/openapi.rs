@@ -89,7 +89,6 @@ async fn describe(cached: Arc<OnceLock<Bytes>>) -> Response {
     ([(CONTENT_TYPE, "application/json")], json.clone()).into_response()
 }
 
-
 /// The handler of `GET /openapi.json`, with the description it builds once.
 pub(crate) fn handler() -> axum::routing::MethodRouter<Arc<crate::state::Shared>> {
     let cached = Arc::new(OnceLock::new());

@@ -330,7 +330,11 @@ fn public_items(mode: public_items::Mode) -> Result<(), XtaskError> {
         public_items::Mode::List => print!("{}", surface.report(true)),
         public_items::Mode::Bless => {
             std::fs::write(&reviewed, surface.listing()).map_err(list_error)?;
-            println!("{} public items written to {}", surface.paths.len(), reviewed.display());
+            println!(
+                "{} public items written to {}",
+                surface.paths.len(),
+                reviewed.display()
+            );
         }
         public_items::Mode::Check => {
             let listed = std::fs::read_to_string(&reviewed).map_err(list_error)?;
@@ -492,7 +496,11 @@ mod tests {
             ("public-items --check", Mode::Check),
             ("public-items --bless", Mode::Bless),
         ] {
-            assert_eq!(parse(&args(line)).ok(), Some(Task::PublicItems(mode)), "{line}");
+            assert_eq!(
+                parse(&args(line)).ok(),
+                Some(Task::PublicItems(mode)),
+                "{line}"
+            );
         }
         assert!(parse(&args("public-items --check --bless")).is_err());
     }
