@@ -2,8 +2,9 @@
 //!
 //! [`Env`] holds the conversation as a [`Transcript`], which records its own changes;
 //! [`Env::persist`] is the one durability step that hands those changes to the
-//! persistence layer of the stack (see [`Persist`] for the route a message travels to
-//! the session file).
+//! persistence `SessionLog` installed (ARCHITECTURE.md, "How a message travels from the
+//! model's reply to the session file", draws the route). Durability belongs to the
+//! framework: no layer can remove or replace it.
 
 mod call_index;
 mod extensions;
@@ -20,7 +21,7 @@ pub use crate::stop::PassLimit;
 pub use extensions::Extensions;
 pub use listeners::EventHandler;
 pub(crate) use listeners::Listeners;
-pub use persist::{Persist, SaveFuture};
+pub(crate) use persist::{Persist, SaveFuture};
 pub use transcript::{Changes, Mark, Transcript};
 
 use crate::cost::{Cost, Spend};
@@ -291,8 +292,9 @@ impl Env {
 
     /// Installs `sink` as the persistence of this env, holding the first `recorded`
     /// messages of the record (the history it loaded), and returns the one it replaces.
-    /// From now on [`Env::persist`] sends it what changed since.
-    pub fn set_persist(
+    /// From now on [`Env::persist`] sends it what changed since. Crate-private: only
+    /// `SessionLog` installs durability, and no layer can remove it.
+    pub(crate) fn set_persist(
         &mut self,
         sink: Box<dyn Persist>,
         recorded: usize,
@@ -304,7 +306,7 @@ impl Env {
     }
 
     /// Removes the persistence installed with [`Env::set_persist`] and returns it.
-    pub fn take_persist(&mut self) -> Option<Box<dyn Persist>> {
+    pub(crate) fn take_persist(&mut self) -> Option<Box<dyn Persist>> {
         self.persist.take().map(|p| p.sink)
     }
 
@@ -316,10 +318,10 @@ impl Env {
     }
 
     /// The durability step: makes every change to the conversation since the last
-    /// step durable, by handing exactly those [`Changes`] to the installed
-    /// [`Persist`]. The framework takes it itself (the terminal of every `run` line
-    /// before and after the model call, every loop layer around its passes,
-    /// `SessionLog` on the way in and out; see [`Persist`] for the route), so a layer
+    /// step durable, by handing exactly those [`Changes`] to the persistence
+    /// `SessionLog` installed. The framework takes it itself (the terminal of every
+    /// `run` line before and after the model call, every loop layer around its passes,
+    /// `SessionLog` on the way in and out), so a layer
     /// never has to: call it to store a change *at once* (the tool pipeline does after
     /// each result). Costs one branch when no persistence is installed or nothing
     /// changed.
@@ -333,11 +335,8 @@ impl Env {
         if matches!(changes, Changes::None) {
             return Ok(());
         }
-        if let Some(spend) = spend {
-            // The running total goes with the messages of the same step.
-            persisting.sink.spent(spend);
-        }
-        persisting.sink.save(changes).await?;
+        // The running total goes with the messages of the same step.
+        persisting.sink.save(changes, spend).await?;
         persisting.saved = self.messages.mark();
         Ok(())
     }

@@ -59,53 +59,16 @@ use crate::cost::Spend;
 use crate::error::Error;
 
 /// A boxed future of a [`Persist::save`].
-pub type SaveFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>>;
+pub(crate) type SaveFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>>;
 
-/// Where [`Env::persist`](super::Env::persist) sends the conversation's changes: a
-/// persistence layer (`SessionLog`) installs one in the env for the length of a turn
-/// with [`Env::set_persist`](super::Env::set_persist), and takes it back on the way
-/// out.
-///
-/// ```
-/// use brute::env::{Changes, Persist, SaveFuture};
-/// use brute::{Env, Message};
-///
-/// /// Keeps the record in memory.
-/// #[derive(Default)]
-/// struct Memory(Vec<Message>);
-///
-/// impl Persist for Memory {
-///     fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
-///         match changes {
-///             Changes::None => {}
-///             Changes::Appended(new) => self.0.extend(new.iter().cloned()),
-///             Changes::Rewritten { from, messages } => {
-///                 self.0.truncate(from);
-///                 self.0.extend(messages.iter().cloned());
-///             }
-///         }
-///         Box::pin(async { Ok(()) })
-///     }
-/// }
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let mut env = Env::new();
-/// env.messages.push(Message::user("hi"));
-/// env.set_persist(Box::new(Memory::default()), 0);
-/// env.persist().await?;
-/// let saved = env.take_persist().expect("installed above");
-/// # let _ = saved;
-/// # Ok::<(), brute::Error>(()) }).unwrap();
-/// ```
-pub trait Persist: Send + Sync {
-    /// Saves `changes` durably; the turn goes on only when the future is done.
-    fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a>;
-
-    /// What the turn's model calls have spent so far, told just before the
-    /// [`save`](Self::save) of the same durability step, so that a sink can store the
-    /// session's running total with those messages (`SessionLog`'s does). Told only
-    /// once a call reported usage; the default ignores it.
-    fn spent(&mut self, turn: Spend) {
-        let _ = turn;
-    }
+/// Where [`Env::persist`](super::Env::persist) sends the conversation's changes: the
+/// persistence layer (`SessionLog`) installs one in the env for the length of a turn and
+/// takes it back on the way out. Crate-private: durability is the framework's, and no
+/// layer can remove or replace it; a store of your own plugs in as a `SessionStore`.
+pub(crate) trait Persist: Send + Sync {
+    /// Saves `changes` durably; the turn goes on only when the future is done. `spent`
+    /// is what the turn's model calls have spent so far, once a call reported usage, so
+    /// that the sink stores the session's running total with the same step's messages.
+    /// One dynamic call per durability step.
+    fn save<'a>(&'a mut self, changes: Changes<'a>, spent: Option<Spend>) -> SaveFuture<'a>;
 }

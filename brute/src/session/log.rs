@@ -45,12 +45,12 @@ use crate::trace::traced;
 ///   [`SessionError::Invalid`] naming the session and the message (a call left
 ///   without its result by a crash is always repaired).
 /// - **Durable as the turn runs, whatever the layers**: `SessionLog` installs the
-///   store as the env's [`Persist`](crate::env::Persist), and the framework takes the
+///   store as the env's persistence (no layer can remove it), and the framework takes the
 ///   durability step ([`Env::persist`]) itself: the terminal of every `run` line before
 ///   and after the model call, every loop layer before its first pass and after each
 ///   pass, and this layer on the way in and out. So every message is stored before the
 ///   next model call, and a middleware, tool layer or terminal of your own never has
-///   to call anything (see [`Persist`](crate::env::Persist) for the route). New
+///   to call anything (ARCHITECTURE.md draws the route). New
 ///   messages are appended; a rewrite (an edit of a stored message, compaction)
 ///   rewrites the history from the first position that changed, atomically: an edit
 ///   of the last message on the way up costs one message, not the session.

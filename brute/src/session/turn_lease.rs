@@ -120,9 +120,9 @@ struct Writer {
     lease: TurnLease,
 }
 
-impl Persist for Writer {
+impl Writer {
     /// Hands the session's new running total to the lease, which stores it with the
-    /// messages this step saves next.
+    /// messages this step saves.
     fn spent(&mut self, turn: Spend) {
         let mut held = self.lease.lock();
         if held.spent_turn == Some(turn) {
@@ -134,8 +134,13 @@ impl Persist for Writer {
             held.spent_turn = Some(turn);
         }
     }
+}
 
-    fn save<'a>(&'a mut self, changes: Changes<'a>) -> SaveFuture<'a> {
+impl Persist for Writer {
+    fn save<'a>(&'a mut self, changes: Changes<'a>, spent: Option<Spend>) -> SaveFuture<'a> {
+        if let Some(turn) = spent {
+            self.spent(turn);
+        }
         Box::pin(async move {
             // The lease is taken out for the write (no lock is held across it) and put
             // back; a write that was dropped half-way leaves none, and the next fails.
@@ -329,7 +334,7 @@ mod tests {
         let mut writer = turn.writer();
         let new = [Message::system("s"), m("a"), m("b")];
         writer
-            .save(Changes::Appended(&new))
+            .save(Changes::Appended(&new), None)
             .await
             .expect("appended");
         assert_eq!(turn.durable(), 2, "a system message counted");
@@ -338,7 +343,7 @@ mod tests {
             from: 3,
             messages: &tail,
         };
-        writer.save(rewrite).await.expect("rewritten");
+        writer.save(rewrite, None).await.expect("rewritten");
         assert_eq!(turn.durable(), 3);
         turn.take()
             .expect("the lease")
