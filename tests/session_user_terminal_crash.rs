@@ -10,6 +10,12 @@
 //!
 //! Nothing in the stack persists: the durability steps are the framework's own (the
 //! loop's after each pass, `SessionLog`'s). Without them only the prompt is stored.
+//!
+//! The second stack has no brute loop at all: a loop written by hand (`Endless`, a
+//! `#[derive(Middleware)]` that calls the layers below forever and never returns) over
+//! a closure terminal (`run |env| ..`) that acknowledges what it was handed. The
+//! durability step it relies on is the one the terminal `run` builds takes before and
+//! after every call, so the loop need not be brute's.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
@@ -22,7 +28,7 @@ use std::time::Duration;
 
 use brute::session::check_history;
 use brute::{
-    Agent, Env, Error, Handler, Message, Role,
+    Agent, Env, Error, Handler, Message, Middleware, Role, brute_agent,
     middleware::{Loop, SessionLog},
     pipeline,
 };
@@ -80,15 +86,82 @@ impl<A: Handler<Env>> Handler<Env> for AckAndTag<A> {
     }
 }
 
+/// A loop written by hand, not brute's `Loop`: calls the layers below again and again
+/// and never persists.
+#[derive(Middleware)]
+pub struct Endless<A> {
+    app: A,
+}
+
+impl<A: Handler<Env>> Handler<Env> for Endless<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        loop {
+            self.app.call(env).await?;
+        }
+    }
+}
+
+/// Prints every message of the record from `printed` on as acknowledged.
+fn acknowledge(env: &Env, printed: &Mutex<usize>) {
+    let record: Vec<&Message> = env
+        .messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .collect();
+    let mut printed = printed.lock().unwrap();
+    for message in &record[*printed..] {
+        println!("ack {}", serde_json::to_string(message).unwrap());
+    }
+    *printed = record.len();
+}
+
+/// The worker of the hand-written loop: one endless turn on session `crash`.
+async fn own_loop_child(store: AnyStore) {
+    let printed = Arc::new(Mutex::new(0usize));
+    let agent = brute_agent! {
+        use SessionLog { store: store.store(), session: "crash" };
+        use Endless;
+        run move |env: &Env| {
+            acknowledge(env, &printed);
+            let reply = Message::assistant(format!("reply {} of a loop of its own", env.messages.len()));
+            async move { Ok::<_, Error>(reply) }
+        };
+    };
+    loop {
+        match agent.start("go on").await {
+            Err(e)
+                if matches!(
+                    e.downcast_ref(),
+                    Some(
+                        brute::session::SessionError::Leased { .. }
+                            | brute::session::SessionError::Locked { .. }
+                    )
+                ) =>
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("the endless turn failed: {e}"),
+            Ok(_) => panic!("the endless turn ended"),
+        }
+    }
+}
+
 /// The worker: one endless turn on session `crash` of the store.
 fn crash_child(spec: &str) {
-    let (kind, target) = spec.split_once('|').unwrap();
+    let (kind, rest) = spec.split_once('|').unwrap();
+    let (target, own_loop) = match rest.strip_suffix("|own-loop") {
+        Some(target) => (target, true),
+        None => (rest, false),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         let store = AnyStore::open(kind, target, LEASE).await;
+        if own_loop {
+            return own_loop_child(store).await;
+        }
         let printed = Arc::new(Mutex::new(0usize));
         let inner = AckAndTag {
             app: Answer,
@@ -130,8 +203,9 @@ fn untagged(message: &Message) -> String {
 }
 
 /// Kills the worker of `kind` at `target` at `ROUNDS` points and checks the session
-/// after each kill.
-fn kill_rounds(test: &str, kind: &str, target: &str) {
+/// after each kill; `own_loop` runs the stack with the hand-written loop (which tags
+/// nothing).
+fn kill_rounds(test: &str, kind: &str, target: &str, own_loop: bool) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -144,7 +218,10 @@ fn kill_rounds(test: &str, kind: &str, target: &str) {
         let acked = kill_after_acks(
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", test, "--nocapture"])
-                .env(CHILD, format!("{kind}|{target}"))
+                .env(
+                    CHILD,
+                    format!("{kind}|{target}{}", if own_loop { "|own-loop" } else { "" }),
+                )
                 .env("BRUTE_TEST_POSTGRES", "unused"),
             prior + acks,
             delay,
@@ -168,7 +245,7 @@ fn kill_rounds(test: &str, kind: &str, target: &str) {
         // handed back a reply of its own: once that one is acknowledged, the tag is
         // stored too.
         for (i, pair) in acked.windows(2).enumerate() {
-            if pair.iter().all(|m| m.role == Role::Assistant) {
+            if !own_loop && pair.iter().all(|m| m.role == Role::Assistant) {
                 assert!(
                     stored[i].content.ends_with(TAG),
                     "{kind} round {round}: the tag of message {i} was acknowledged but is not stored: {:?}",
@@ -190,6 +267,7 @@ fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_s
         "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_store",
         "jsonl",
         dir.path().to_str().unwrap(),
+        false,
     );
 }
 
@@ -203,6 +281,7 @@ fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_
         "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_store",
         "sqlite",
         sqlite_path(dir.path()).to_str().unwrap(),
+        false,
     );
 }
 
@@ -220,5 +299,52 @@ fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgre
         "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgres_store",
         "postgres",
         &url,
+        false,
+    );
+}
+
+#[test]
+fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_jsonl_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return crash_child(&spec);
+    }
+    let dir = temp_dir();
+    kill_rounds(
+        "a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_jsonl_store",
+        "jsonl",
+        dir.path().to_str().unwrap(),
+        true,
+    );
+}
+
+#[test]
+fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_sqlite_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return crash_child(&spec);
+    }
+    let dir = temp_dir();
+    kill_rounds(
+        "a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_sqlite_store",
+        "sqlite",
+        sqlite_path(dir.path()).to_str().unwrap(),
+        true,
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
+fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_postgres_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return crash_child(&spec);
+    }
+    let url = postgres_database("own_loop_crash");
+    kill_rounds(
+        "a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_postgres_store",
+        "postgres",
+        &url,
+        true,
     );
 }
