@@ -30,7 +30,7 @@ const PANIC_GUARDS: &[(&str, usize, &str)] = &[
         "the guard around one tool call: a panicking tool is an error result",
     ),
     (
-        "session/pool.rs",
+        "session/jsonl/pool.rs",
         2,
         "the guards around a writer thread's job and its finish",
     ),

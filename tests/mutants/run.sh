@@ -8,7 +8,7 @@
 #     nice -n 19 tests/mutants/run.sh ROOM...    (rooms: redact auth sandbox pipeline session, or all)
 # Environment: TIMEOUT (seconds per test run, default 300), BUILD_TIMEOUT (seconds per
 # build, default 1200), OUT (default tests/mutants/out), SESSION_FILES (the files of the
-# session room to mutate, default all of brute/src/session/*.rs: the room is hours long,
+# session room to mutate, default every file of brute/src/session/ and its rooms: the room is hours long,
 # run it a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
 # at spaces: `-F REGEX` to test only the mutants whose names match), ROOM_TESTS (the
 # `cargo test` arguments to use instead of the room's, split at spaces, with
@@ -78,7 +78,7 @@ room() {
         ;;
     session)
         # shellcheck disable=SC2206 # a space-separated list of paths or globs
-        FILES=(${SESSION_FILES:-brute/src/session/*.rs})
+        FILES=(${SESSION_FILES:-brute/src/session/*.rs brute/src/session/*/*.rs})
         PACKAGES=brute,brute-suite
         TESTS=(--features=services --lib --test=session_store --test=session_log --test=session_durability
             --test=session_crash --test=session_workers --test=approval --test=session_retention

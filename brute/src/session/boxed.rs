@@ -7,11 +7,13 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use super::error::SessionError;
-use super::retention::{Archive, Retention, RetentionReport, SessionInfo, SessionSize, StoreSize};
-use super::store::{Abandoned, SessionStore, StoreFuture};
 use crate::cost::Spend;
 use crate::message::Message;
+use crate::session::admin::retention::{
+    Archive, Retention, RetentionReport, SessionInfo, SessionSize, StoreSize,
+};
+use crate::session::error::SessionError;
+use crate::session::store::{Abandoned, SessionStore, StoreFuture};
 
 /// A session store shared by the turns of an agent: what `SessionLog`'s `store`
 /// option takes. Build it from any [`SessionStore`] (`store.into()`, or

@@ -1,8 +1,8 @@
 //! `copy_sessions`: moves sessions from one store to another (JSONL → SQLite →
 //! PostgreSQL, or back).
 
-use super::error::SessionError;
-use super::store::SessionStore;
+use crate::session::error::SessionError;
+use crate::session::store::SessionStore;
 
 /// Copies every session of `from` into `to`, replacing a session of the same id
 /// there, and returns how many were copied. Each session is copied under the lease of

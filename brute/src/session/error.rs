@@ -187,10 +187,10 @@ pub enum SessionError {
     /// A fork or a rewind was refused: the point splits a tool call from its
     /// result, is past the end, or the fork's new session exists.
     #[error(transparent)]
-    Fork(super::history_error::ForkError),
+    Fork(crate::session::validate::history_error::ForkError),
     /// A retention step failed (an archive refused what a prune would remove).
     #[error(transparent)]
-    Retention(super::history_error::RetentionError),
+    Retention(crate::session::validate::history_error::RetentionError),
     /// The session's stored running total of tokens and money is not one (see
     /// [`SessionStore::spend`](super::SessionStore::spend)); its messages are untouched.
     #[error(

@@ -7,7 +7,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::error::{SessionError, io_error};
+use crate::session::error::{SessionError, io_error};
 
 /// The open session file, locked. Released by an explicit unlock on drop rather than
 /// by closing: a child process spawned by another thread holds a copy of every

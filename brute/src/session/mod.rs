@@ -23,62 +23,36 @@
 //! thousands of files); PostgreSQL when several worker processes or machines serve
 //! the same sessions.
 
+mod admin;
 mod boxed;
 mod copy;
 mod error;
-mod file;
-mod fork;
-mod history_error;
-#[cfg(feature = "sqlite")]
-mod holder;
 mod jsonl;
-mod keyed;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod lease;
 mod lock;
 pub(crate) mod log;
-mod pending;
-#[cfg(feature = "postgres")]
-mod pg_conn;
-mod pool;
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(feature = "postgres")]
-mod postgres_size;
-#[cfg(feature = "postgres")]
-mod postgres_write;
-pub mod retention;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod retention_db;
-mod retention_fs;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod rows;
-#[cfg(feature = "sqlite")]
-mod sqlite;
-#[cfg(feature = "sqlite")]
-mod sqlite_size;
+mod sql;
 mod store;
-mod tail;
 mod totals;
-mod turn_lease;
 mod validate;
 
 pub use crate::stream::pending::ABANDONED_APPROVAL;
+pub use admin::fork::{ForkError, check_point};
+pub use admin::retention;
 pub use boxed::{BoxLease, BoxStore, Store};
 pub use copy::copy_sessions;
 pub use error::SessionError;
-pub use file::SessionFile;
-pub use fork::{ForkError, check_point};
+pub use jsonl::file::SessionFile;
 pub use jsonl::{FileLease, JsonlStore};
-pub use keyed::{DecisionKey, KeyedTurn, ResumeKeyed, keyed_turn};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use lease::DbLease;
+pub use log::keyed::{DecisionKey, KeyedTurn, ResumeKeyed, keyed_turn};
+pub use log::turn_lease::CANCELLED_TOOL_CALL;
 pub use log::{SessionId, SessionPath, TurnSaved};
-#[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
 pub use retention::{Retention, RetentionReport, SessionInfo, SessionSize, StoreSize};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sql::lease::DbLease;
+#[cfg(feature = "postgres")]
+pub use sql::postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteStore;
+pub use sql::sqlite::SqliteStore;
 pub use store::{Abandoned, SessionStore, StoreFuture};
-pub use turn_lease::CANCELLED_TOOL_CALL;
 pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};

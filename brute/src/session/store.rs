@@ -6,14 +6,14 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::error::SessionError;
-use super::fork::{self, ForkError};
-use super::history_error::RetentionError;
-use super::retention::{
-    self, Archive, Retention, RetentionReport, SessionInfo, SessionSize, StoreSize,
-};
 use crate::cost::Spend;
 use crate::message::Message;
+use crate::session::admin::fork::{self, ForkError};
+use crate::session::admin::retention::{
+    self, Archive, Retention, RetentionReport, SessionInfo, SessionSize, StoreSize,
+};
+use crate::session::error::SessionError;
+use crate::session::validate::history_error::RetentionError;
 
 /// A boxed future of the session stores.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
@@ -88,7 +88,7 @@ pub trait SessionStore: Send + Sync + 'static {
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), SessionError>> + Send;
 
     /// The size of session `id` (an unknown session is empty): see
-    /// [`retention`](super::retention) for what each store counts. The default loads
+    /// [`retention`](crate::session::admin::retention) for what each store counts. The default loads
     /// it.
     fn size(&self, id: &str) -> impl Future<Output = Result<SessionSize, SessionError>> + Send {
         async move { Ok(SessionSize::of(&self.load(id).await?)) }
@@ -146,7 +146,7 @@ pub trait SessionStore: Send + Sync + 'static {
     /// done to the stored history. Takes the lease (fails with
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it),
     /// hands the messages that go to `archive` first (an error there removes
-    /// nothing: [`RetentionError::Archive`](super::retention::RetentionError::Archive)), then rewrites the session atomically.
+    /// nothing: [`RetentionError::Archive`](crate::session::admin::retention::RetentionError::Archive)), then rewrites the session atomically.
     /// Returns how many messages went.
     fn prune<'a>(
         &'a self,

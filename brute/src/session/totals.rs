@@ -17,9 +17,9 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::error::{SessionError, io_error};
-use super::lock::{parent, sibling, sync_dir};
 use crate::cost::Spend;
+use crate::session::error::{SessionError, io_error};
+use crate::session::lock::{parent, sibling, sync_dir};
 
 /// The table of the database stores, in a dialect both understand.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

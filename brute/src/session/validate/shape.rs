@@ -31,7 +31,7 @@ fn marker_allowed(message: &Message, index: usize, block: usize) -> bool {
 }
 
 /// A quick pass: whether a shape rule is broken (the common case is no).
-pub(super) fn needs_repair(messages: &[Message]) -> bool {
+pub(in crate::session) fn needs_repair(messages: &[Message]) -> bool {
     let block = last_block(messages);
     let mut started = false;
     for (index, message) in messages.iter().enumerate() {
@@ -57,7 +57,10 @@ pub(super) fn needs_repair(messages: &[Message]) -> bool {
 
 /// Applies the shape rules to `messages`, recording each problem and what was dropped
 /// in `report`; returns the messages kept, each with its position as loaded.
-pub(super) fn repair(messages: Vec<Message>, report: &mut Repaired) -> Vec<(usize, Message)> {
+pub(in crate::session) fn repair(
+    messages: Vec<Message>,
+    report: &mut Repaired,
+) -> Vec<(usize, Message)> {
     let block = last_block(&messages);
     let mut started = false;
     let mut out = Vec::with_capacity(messages.len());

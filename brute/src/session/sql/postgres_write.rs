@@ -3,23 +3,23 @@
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::error::SessionError;
-use super::lease::{DbLease, Step, database_error};
-use super::pg_conn::Conn;
+use crate::session::error::SessionError;
+use crate::session::sql::lease::{DbLease, Step, database_error};
+use crate::session::sql::pg_conn::Conn;
 
 /// The most appends committed together.
 const MAX_BATCH: usize = 2048;
 
 /// One append waiting for the writer task.
-pub(super) struct Append {
-    pub(super) lease: DbLease,
-    pub(super) bodies: Vec<String>,
+pub(in crate::session) struct Append {
+    pub(in crate::session) lease: DbLease,
+    pub(in crate::session) bodies: Vec<String>,
     /// The lease's renewed length, in milliseconds.
-    pub(super) ttl: i64,
+    pub(in crate::session) ttl: i64,
     /// Whether the append checks its lease (always, but for the broken fence of the
     /// fault tests: `PostgresStore::__unfenced_writes_for_fault_tests_only`).
-    pub(super) fenced: bool,
-    pub(super) reply: oneshot::Sender<Result<(), SessionError>>,
+    pub(in crate::session) fenced: bool,
+    pub(in crate::session) reply: oneshot::Sender<Result<(), SessionError>>,
 }
 
 /// The appends, each stored only if its owner still holds its session's lease (which
@@ -58,11 +58,11 @@ const UNFENCED: &str = "
 
 /// The broken fence's trim: the messages of `$1` from `$2` on, whoever holds the
 /// lease (`$3`, the owner, is ignored; the parameters are the fenced trim's).
-pub(super) const UNFENCED_TRIM: &str =
+pub(in crate::session) const UNFENCED_TRIM: &str =
     "DELETE FROM brute_messages WHERE session = $1 AND seq >= $2 AND $3::text IS NOT NULL";
 
 /// The writer task: every waiting append in one statement, one commit.
-pub(super) async fn write(conn: Conn, mut queue: mpsc::UnboundedReceiver<Append>) {
+pub(in crate::session) async fn write(conn: Conn, mut queue: mpsc::UnboundedReceiver<Append>) {
     let mut batch: Vec<Append> = Vec::new();
     while let Some(first) = queue.recv().await {
         batch.push(first);

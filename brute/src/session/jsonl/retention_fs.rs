@@ -5,8 +5,8 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::error::{SessionError, io_error};
-use super::retention::SessionSize;
+use crate::session::admin::retention::SessionSize;
+use crate::session::error::{SessionError, io_error};
 
 /// The size of the session file at `path` (its lines and length) and its
 /// modification time; an absent file is empty, with no time.

@@ -1,16 +1,16 @@
 //! The sizes of a [`PostgresStore`]'s sessions and of its tables, for
-//! [`SessionStore::size`](super::SessionStore::size) and its siblings.
+//! [`SessionStore::size`](crate::session::SessionStore::size) and its siblings.
 
-use super::error::SessionError;
-use super::lease::{Step, database_error};
-use super::pg_conn::PgError;
-use super::postgres::PostgresStore;
-use super::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
-use super::retention_db::{POSTGRES, count};
+use crate::session::admin::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
+use crate::session::error::SessionError;
+use crate::session::sql::lease::{Step, database_error};
+use crate::session::sql::pg_conn::PgError;
+use crate::session::sql::postgres::PostgresStore;
+use crate::session::sql::retention_db::{POSTGRES, count};
 
 impl PostgresStore {
     /// The rows of the session and the bytes of their JSON.
-    pub(super) async fn measure(&self, id: &str) -> Result<SessionSize, SessionError> {
+    pub(in crate::session) async fn measure(&self, id: &str) -> Result<SessionSize, SessionError> {
         let fail = || self.sql().fail(Step::Load, id);
         let rows = self
             .query(id, POSTGRES.size, &[&id])
@@ -30,7 +30,7 @@ impl PostgresStore {
     }
 
     /// Every session with its size and its last write.
-    pub(super) async fn session_infos(&self) -> Result<Vec<SessionInfo>, SessionError> {
+    pub(in crate::session) async fn session_infos(&self) -> Result<Vec<SessionInfo>, SessionError> {
         let fail = || self.sql().fail(Step::List, "");
         let rows = self
             .query("", POSTGRES.sessions, &[])
@@ -53,7 +53,7 @@ impl PostgresStore {
 
     /// The sessions' totals, and the four tables with their indexes and TOAST for
     /// `disk_bytes`.
-    pub(super) async fn measure_store(&self) -> Result<StoreSize, SessionError> {
+    pub(in crate::session) async fn measure_store(&self) -> Result<StoreSize, SessionError> {
         let mut size = StoreSize::of(&self.session_infos().await?);
         let fail = || self.sql().fail(Step::List, "");
         let rows = self.query("", POSTGRES.disk, &[]).await.map_err(fail())?;

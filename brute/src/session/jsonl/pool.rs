@@ -19,7 +19,7 @@ use std::thread;
 
 use tokio::sync::oneshot;
 
-use super::error::SessionError;
+use crate::session::error::SessionError;
 
 type Finish = Box<dyn FnOnce(io::Result<()>) + Send>;
 type Job = Box<dyn FnOnce() -> (Option<File>, Finish) + Send>;

@@ -1,31 +1,34 @@
 //! `SessionLog`: the middleware that loads a session on the way in and makes every
 //! message of the turn durable, through a [`Store`].
 
+pub(in crate::session) mod keyed;
+pub(in crate::session) mod pending;
+pub(in crate::session) mod turn_lease;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use super::boxed::{DynLease, Leased, Store};
-use super::error::SessionError;
-use super::jsonl::JsonlStore;
-use super::keyed;
-use super::pending::{self, Unanswered};
-use super::turn_lease::TurnLease;
-use super::validate::{self, Validation};
 use crate::cost::{SessionSpend, Spend};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::{Message, Role};
+use crate::session::boxed::{DynLease, Leased, Store};
+use crate::session::error::SessionError;
+use crate::session::jsonl::JsonlStore;
+use crate::session::validate::{self, Validation};
 #[cfg(feature = "tools")]
 use crate::tools::resume::{Settled, settle as settle_approvals};
 use crate::trace::traced;
+use pending::Unanswered;
+use turn_lease::TurnLease;
 
 /// Keeps the conversation in a session: loads it on the way in, and makes every
 /// message of the turn durable as the turn runs.
 ///
 /// Where the session lives is the `store` option: by default a JSONL file at `path`
-/// (one message per line, [`Message`]'s serde form); any [`SessionStore`](super::SessionStore) otherwise (`JsonlStore` for a
+/// (one message per line, [`Message`]'s serde form); any [`SessionStore`](crate::session::SessionStore) otherwise (`JsonlStore` for a
 /// directory of files, `SqliteStore`, `PostgresStore`). Which session a turn uses:
 /// a [`SessionPath`] in the env's extensions (a JSONL file), else a [`SessionId`] (a
 /// session of the store; with the default file store, `<id>.jsonl` beside `path`),
@@ -72,18 +75,18 @@ use crate::trace::traced;
 /// - **Idempotency keys** ([`Message::idempotency_keys`]): a turn whose new message
 ///   carries a key a stored message carries is refused with
 ///   [`SessionError::KeyStored`] before anything runs (a retry never stores its
-///   prompt twice); a [`ResumeKeyed`](super::ResumeKeyed) turn runs only while the
+///   prompt twice); a [`ResumeKeyed`](crate::session::ResumeKeyed) turn runs only while the
 ///   key's turn is unfinished ([`SessionError::NotResumable`]); a
-///   [`DecisionKey`](super::DecisionKey) is stored on the decided reply first.
+///   [`DecisionKey`](crate::session::DecisionKey) is stored on the decided reply first.
 /// - **What was stored**: a turn that succeeded leaves a [`TurnSaved`] in the env's
 ///   extensions. A lease that could not be given back at the end (the database went
 ///   away after the last write) does not fail the turn: everything is stored, the
 ///   lease expires, and the failure is an [`Event::Error`](crate::Event::Error).
 /// - **A dropped turn** (its future dropped half-way: a streamed turn whose stream was
 ///   dropped, a cancelled task): the session is left whole and free at once. The calls
-///   it left without a result get [`CANCELLED_TOOL_CALL`](super::CANCELLED_TOOL_CALL),
+///   it left without a result get [`CANCELLED_TOOL_CALL`](crate::session::CANCELLED_TOOL_CALL),
 ///   a prompt nothing answered is removed, and the lease is given back
-///   ([`SessionStore::abandon`](super::SessionStore::abandon): JSONL writes before the
+///   ([`SessionStore::abandon`](crate::session::SessionStore::abandon): JSONL writes before the
 ///   drop returns, SQLite queues it ahead of any later request, PostgreSQL spawns it on
 ///   the runtime). A reply being streamed is not stored: only complete messages are.
 /// - **Calls paused for approval** (see [`brute::stream`](crate::stream)) are stored
@@ -91,7 +94,7 @@ use crate::trace::traced;
 ///   moment. What a loaded history means for them is the tool pipeline's to say
 ///   (a turn that decides on one of them, [`Agent::decide`](crate::Agent::decide),
 ///   finds them pending; any other turn answers them with
-///   [`ABANDONED_APPROVAL`](super::ABANDONED_APPROVAL), the conversation having gone
+///   [`ABANDONED_APPROVAL`](crate::session::ABANDONED_APPROVAL), the conversation having gone
 ///   on without a decision); this layer writes back what that changed.
 /// - **Off the runtime**: no store blocks a runtime thread (files are written on
 ///   writer threads that share fsyncs between concurrent turns). The default file
@@ -274,7 +277,7 @@ pub struct TurnSaved {
     /// frees itself when it expires (database stores) or with the file handle (JSONL).
     pub released: bool,
     /// The session's running total of tokens and money after the turn, as its store
-    /// keeps it ([`SessionStore::spend`](super::SessionStore::spend)).
+    /// keeps it ([`SessionStore::spend`](crate::session::SessionStore::spend)).
     pub spend: Spend,
 }
 

@@ -1,21 +1,25 @@
 //! `JsonlStore`: one JSONL file per session in a directory, the default store.
 
+pub(in crate::session) mod file;
+pub(in crate::session) mod pool;
+pub(in crate::session) mod retention_fs;
+pub(in crate::session) mod tail;
+
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::error::{SessionError, io_error};
-use super::file::{Limits, SessionFile};
-use super::lock::{LockGuard, resolve};
-use super::pool::Pool;
-use super::retention::{SessionInfo, SessionSize, StoreSize};
-use super::retention_fs::{dir_bytes, file_info};
-use super::store::{Abandoned, SessionStore};
-use super::tail;
-use super::totals;
 use crate::cost::Spend;
 use crate::message::Message;
+use crate::session::admin::retention::{SessionInfo, SessionSize, StoreSize};
+use crate::session::error::{SessionError, io_error};
+use crate::session::lock::{LockGuard, resolve};
+use crate::session::store::{Abandoned, SessionStore};
+use crate::session::totals;
+use file::{Limits, SessionFile};
+use pool::Pool;
+use retention_fs::{dir_bytes, file_info};
 
 /// Sessions as JSONL files, one message per line, `<dir>/<id>.jsonl`: the format of
 /// `SessionLog`'s `path` (byte for byte), so files written by either load in the other.

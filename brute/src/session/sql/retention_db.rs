@@ -71,7 +71,7 @@ pub(crate) const POSTGRES_SCHEMA: &str = "
 #[cfg(feature = "postgres")]
 pub(crate) async fn create_activity(
     client: &mut tokio_postgres::Client,
-) -> Result<(), super::pg_conn::PgError> {
+) -> Result<(), crate::session::sql::pg_conn::PgError> {
     let setup = client.transaction().await?;
     setup.batch_execute(POSTGRES_SCHEMA).await?;
     setup.commit().await?;

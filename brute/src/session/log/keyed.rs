@@ -5,9 +5,9 @@
 //! ([`SessionError::KeyStored`]) and never resumes a turn that has ended
 //! ([`ResumeKeyed`], [`SessionError::NotResumable`]).
 
-use super::error::SessionError;
 use crate::env::Env;
 use crate::message::{Message, Role};
+use crate::session::error::SessionError;
 use crate::stop::ApprovalDecision;
 use crate::stream::pending_approvals;
 
@@ -78,7 +78,7 @@ pub struct DecisionKey(pub String);
 /// What the keys of the turn in `env` require of the loaded `history` of `session`,
 /// checked under the session's lease before anything runs: whether `history` changed
 /// (a decision's key was added to its reply).
-pub(super) fn check(
+pub(in crate::session) fn check(
     history: &mut [Message],
     env: &Env,
     session: &str,

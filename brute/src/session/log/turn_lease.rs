@@ -4,13 +4,13 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::boxed::DynLease;
-use super::error::SessionError;
-use super::store::Abandoned;
 use crate::cost::Spend;
 use crate::env::{Changes, Persist, SaveFuture};
 use crate::error::Error;
 use crate::message::{Message, Role};
+use crate::session::boxed::DynLease;
+use crate::session::error::SessionError;
+use crate::session::store::Abandoned;
 
 /// The synthetic result given to a tool call whose turn was dropped (cancelled)
 /// before the call returned.
@@ -40,12 +40,12 @@ struct Held {
 
 /// A turn's lease, shared.
 #[derive(Clone)]
-pub(super) struct TurnLease(Arc<Mutex<Held>>);
+pub(in crate::session) struct TurnLease(Arc<Mutex<Held>>);
 
 impl TurnLease {
     /// Holds `lease` for a turn whose loaded history (of `history` messages, stored)
     /// has no call without a result (loading repaired any).
-    pub(super) fn new(lease: Box<dyn DynLease>, history: usize) -> Self {
+    pub(in crate::session) fn new(lease: Box<dyn DynLease>, history: usize) -> Self {
         let spent_before = lease.spend();
         TurnLease(Arc::new(Mutex::new(Held {
             spent_before,
@@ -61,13 +61,13 @@ impl TurnLease {
     }
 
     /// The session's running total when the turn began.
-    pub(super) fn spent_before(&self) -> Spend {
+    pub(in crate::session) fn spent_before(&self) -> Spend {
         self.lock().spent_before
     }
 
     /// How many of the turn's messages are stored, counted from its first (the
     /// prompt).
-    pub(super) fn durable(&self) -> usize {
+    pub(in crate::session) fn durable(&self) -> usize {
         let held = self.lock();
         held.stored.saturating_sub(held.history)
     }
@@ -75,7 +75,7 @@ impl TurnLease {
     /// What the turn left stored, when it stored anything: how many of its messages
     /// are stored, the role of the last, and whether nothing of them answered its
     /// prompt (then a resend of the prompt is safe: the next turn stores it once).
-    pub(super) fn left(&self) -> Option<(usize, Role, bool)> {
+    pub(in crate::session) fn left(&self) -> Option<(usize, Role, bool)> {
         let held = self.lock();
         let stored = held.stored.saturating_sub(held.history);
         match (stored, held.last) {
@@ -86,7 +86,7 @@ impl TurnLease {
 
     /// Whether anything the turn stored answered its prompt (a reply, a tool result),
     /// or it rewrote the history.
-    pub(super) fn answered(&self) -> bool {
+    pub(in crate::session) fn answered(&self) -> bool {
         self.lock().answered
     }
 
@@ -96,19 +96,19 @@ impl TurnLease {
 
     /// Takes the lease out (to release it, or for one write); `None` when a write
     /// that was dropped half-way took it with it.
-    pub(super) fn take(&self) -> Option<Box<dyn DynLease>> {
+    pub(in crate::session) fn take(&self) -> Option<Box<dyn DynLease>> {
         self.lock().lease.take()
     }
 
     /// The persistence `SessionLog` installs in the env.
-    pub(super) fn writer(&self) -> Box<dyn Persist> {
+    pub(in crate::session) fn writer(&self) -> Box<dyn Persist> {
         Box::new(Writer {
             lease: self.clone(),
         })
     }
 
     /// Gives the lease back if the turn is dropped before it was released.
-    pub(super) fn abandon_on_drop(&self) -> Abandon {
+    pub(in crate::session) fn abandon_on_drop(&self) -> Abandon {
         Abandon(self.clone())
     }
 }
@@ -235,11 +235,11 @@ impl Held {
 
 /// Dropped with the turn: if the turn still holds its lease (it was dropped
 /// half-way, not ended), the store is told what to do, from synchronous code
-/// ([`SessionStore::abandon`](super::SessionStore::abandon)), and given the lease back:
+/// ([`SessionStore::abandon`](crate::session::SessionStore::abandon)), and given the lease back:
 /// the calls left without a result get [`CANCELLED_TOOL_CALL`], and a prompt nothing
 /// answered is removed (as for a failed turn). A streamed message is never stored
 /// half: the terminal stores a reply only when it is complete.
-pub(super) struct Abandon(TurnLease);
+pub(in crate::session) struct Abandon(TurnLease);
 
 impl Drop for Abandon {
     fn drop(&mut self) {

@@ -5,11 +5,11 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::error::{SessionError, io_error};
-use super::lock::{LockGuard, parent, resolve, sibling, sync_dir};
-use super::tail;
-use super::validate::{self, Validation};
 use crate::message::{Message, Role};
+use crate::session::error::{SessionError, io_error};
+use crate::session::jsonl::tail;
+use crate::session::lock::{LockGuard, parent, resolve, sibling, sync_dir};
+use crate::session::validate::{self, Validation};
 
 /// An open, locked session file: load it with [`SessionFile::open`], then
 /// [`append`](SessionFile::append) or [`rewrite`](SessionFile::rewrite). The JSONL store
@@ -41,7 +41,7 @@ pub struct SessionFile {
     len: u64,
     /// Where each stored message (each line that is not a `system` message) starts:
     /// where a rewrite from a position cuts the file.
-    pub(super) starts: Vec<u64>,
+    pub(in crate::session) starts: Vec<u64>,
     /// A rewrite from a position whose redo record is written but that did not
     /// finish (its write failed): no other write goes to the file until one does.
     unfinished: bool,
@@ -428,7 +428,7 @@ impl SessionFile {
 
     /// Replaces the stored messages from position `from` on with `bytes` (lines of
     /// [`serialize`](Self::serialize)), durably and crash-safe, at the cost of the
-    /// tail: cut at that message's line behind a redo record (`session/tail.rs`); from
+    /// tail: cut at that message's line behind a redo record (`session/jsonl/tail.rs`); from
     /// 0, [`rewrite_bytes`](Self::rewrite_bytes).
     pub(crate) fn rewrite_from(&mut self, from: usize, bytes: Vec<u8>) -> Result<(), SessionError> {
         let Some(&offset) = self.starts.get(from).filter(|_| from > 0) else {

@@ -3,8 +3,8 @@
 use std::hash::{BuildHasher, Hasher};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::error::{SessionError, db_error};
 use crate::message::{Message, Role};
+use crate::session::error::{SessionError, db_error};
 
 /// A lease owner unique across processes and time: the process, the time in
 /// nanoseconds and 64 random bits (std's randomly keyed hasher, keyed anew each call).

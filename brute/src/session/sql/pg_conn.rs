@@ -13,7 +13,7 @@ use tokio_postgres::{Client, NoTls, Transaction};
 /// [`FIRST_WAIT`] (100, 200, 400, 800 ms: the last attempt about 1.5 s after the
 /// first). A statement that finds its connection lost waits at most this long, then
 /// fails; the next statement tries again.
-pub(super) const ATTEMPTS: u32 = 5;
+pub(in crate::session) const ATTEMPTS: u32 = 5;
 
 /// The wait after the first failed attempt.
 const FIRST_WAIT: Duration = Duration::from_millis(100);
@@ -22,7 +22,7 @@ const FIRST_WAIT: Duration = Duration::from_millis(100);
 /// detail, hint) or the cause below the driver (an I/O error), and the driver's error
 /// as its source.
 #[derive(Debug, Clone)]
-pub(super) struct PgError {
+pub(in crate::session) struct PgError {
     /// What was tried when the error came from a reconnection.
     reconnect: Option<u32>,
     error: Arc<tokio_postgres::Error>,
@@ -30,7 +30,7 @@ pub(super) struct PgError {
 
 impl PgError {
     /// The driver's error as it is.
-    pub(super) fn new(error: tokio_postgres::Error) -> PgError {
+    pub(in crate::session) fn new(error: tokio_postgres::Error) -> PgError {
         PgError {
             reconnect: None,
             error: Arc::new(error),
@@ -115,7 +115,7 @@ async fn connect_once(url: &str, setup: Option<&str>) -> Result<Client, tokio_po
 /// Opens a connection, trying up to [`ATTEMPTS`] times with doubling waits between
 /// while the server cannot be reached (an error that trying again cannot cure, a
 /// refused password or a bad connection string, fails at once).
-pub(super) async fn connect(url: &str, setup: Option<&str>) -> Result<Client, PgError> {
+pub(in crate::session) async fn connect(url: &str, setup: Option<&str>) -> Result<Client, PgError> {
     let mut wait = FIRST_WAIT;
     let mut attempt = 1;
     loop {
@@ -169,7 +169,7 @@ impl LastFailure {
 
 /// One connection for single statements, shared (its statements are pipelined),
 /// replaced when it is lost.
-pub(super) struct Conn {
+pub(in crate::session) struct Conn {
     url: Arc<str>,
     setup: Option<&'static str>,
     client: Mutex<Option<Arc<Client>>>,
@@ -187,7 +187,11 @@ impl fmt::Debug for Conn {
 
 impl Conn {
     /// The connection of `client` to `url`, which runs `setup` on each new one.
-    pub(super) fn new(url: Arc<str>, setup: Option<&'static str>, client: Client) -> Conn {
+    pub(in crate::session) fn new(
+        url: Arc<str>,
+        setup: Option<&'static str>,
+        client: Client,
+    ) -> Conn {
         Conn {
             url,
             setup,
@@ -206,7 +210,7 @@ impl Conn {
     }
 
     /// The client, a new one if the last was lost.
-    pub(super) async fn get(&self) -> Result<Arc<Client>, PgError> {
+    pub(in crate::session) async fn get(&self) -> Result<Arc<Client>, PgError> {
         if let Some(client) = self.current() {
             return Ok(client);
         }
@@ -225,7 +229,11 @@ impl Conn {
 
     /// Notes that a statement on `client` failed with `error`: if that lost the
     /// connection, the next statement makes a new one.
-    pub(super) fn failed(&self, client: &Arc<Client>, error: tokio_postgres::Error) -> PgError {
+    pub(in crate::session) fn failed(
+        &self,
+        client: &Arc<Client>,
+        error: tokio_postgres::Error,
+    ) -> PgError {
         if is_lost(&error) {
             let mut slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
             if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, client)) {
@@ -237,7 +245,7 @@ impl Conn {
 }
 
 /// The connection for transactions (one at a time), replaced when it is lost.
-pub(super) struct TxConn {
+pub(in crate::session) struct TxConn {
     url: Arc<str>,
     client: tokio::sync::Mutex<Option<Client>>,
     failed: LastFailure,
@@ -254,11 +262,11 @@ impl fmt::Debug for TxConn {
 /// after 5 s idle, so that its row locks do not hold up the other processes' takes
 /// and writes of the same sessions until it wakes (its own next write then finds
 /// the connection gone, and is fenced like any other).
-pub(super) const TX_SETUP: &str = "SET idle_in_transaction_session_timeout = '5s'";
+pub(in crate::session) const TX_SETUP: &str = "SET idle_in_transaction_session_timeout = '5s'";
 
 impl TxConn {
     /// The transaction connection `client` to `url`.
-    pub(super) fn new(url: Arc<str>, client: Client) -> TxConn {
+    pub(in crate::session) fn new(url: Arc<str>, client: Client) -> TxConn {
         TxConn {
             url,
             client: tokio::sync::Mutex::new(Some(client)),
@@ -268,7 +276,7 @@ impl TxConn {
 
     /// Runs `body` in a transaction (one at a time), committed when `body` gives
     /// `Ok(Ok(..))`, on a new connection if the last was lost.
-    pub(super) async fn run<T, E>(
+    pub(in crate::session) async fn run<T, E>(
         &self,
         body: impl AsyncFnOnce(&Transaction<'_>) -> Result<Result<T, E>, tokio_postgres::Error>,
     ) -> Result<Result<T, E>, PgError> {

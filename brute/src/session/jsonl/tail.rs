@@ -26,14 +26,14 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::error::{SessionError, io_error};
-use super::lock::{parent, sibling, sync_dir};
+use crate::session::error::{SessionError, io_error};
+use crate::session::lock::{parent, sibling, sync_dir};
 
 /// The first word of a redo record.
 const MAGIC: &str = "brute-redo 1";
 
 /// `.<name>.redo`: the redo record of the session file at `real`.
-pub(super) fn redo_path(real: &Path) -> PathBuf {
+pub(in crate::session) fn redo_path(real: &Path) -> PathBuf {
     sibling(real, ".", ".redo")
 }
 
@@ -42,7 +42,7 @@ pub(super) fn redo_path(real: &Path) -> PathBuf {
 /// written and fsynced. A failure in step 1 leaves the session untouched and no
 /// record; `Err(.., true)` is a failure in step 2, which leaves the record for the
 /// next open to finish. Step 3 is [`discard`].
-pub(super) fn cut_and_write(
+pub(in crate::session) fn cut_and_write(
     real: &Path,
     path: &Path,
     mut handle: &File,
@@ -85,7 +85,7 @@ fn write_record(redo: &Path, offset: u64, tail: &[u8]) -> Result<(), SessionErro
 }
 
 /// Step 3: the record of the session at `real` removed, durably (nothing if none).
-pub(super) fn discard(real: &Path) -> Result<(), SessionError> {
+pub(in crate::session) fn discard(real: &Path) -> Result<(), SessionError> {
     let redo = redo_path(real);
     match fs::remove_file(&redo) {
         Ok(()) => sync_dir(&parent(real)),
@@ -132,7 +132,11 @@ fn parse_record(bytes: &[u8]) -> Option<Record> {
 
 /// Finishes a rewrite a crash interrupted, on the locked session `file` at `real`
 /// (`path` as given, for errors), and removes its record; a torn record is removed.
-pub(super) fn recover(real: &Path, mut file: &File, path: &Path) -> Result<(), SessionError> {
+pub(in crate::session) fn recover(
+    real: &Path,
+    mut file: &File,
+    path: &Path,
+) -> Result<(), SessionError> {
     let Some(record) = read_record(real)? else {
         return discard(real);
     };
@@ -165,7 +169,10 @@ pub(super) fn recover(real: &Path, mut file: &File, path: &Path) -> Result<(), S
 
 /// `bytes`, the session at `real` as read, with a whole redo record applied: what the
 /// file holds once the rewrite it records is finished.
-pub(super) fn apply_in_memory(real: &Path, bytes: &mut Vec<u8>) -> Result<(), SessionError> {
+pub(in crate::session) fn apply_in_memory(
+    real: &Path,
+    bytes: &mut Vec<u8>,
+) -> Result<(), SessionError> {
     if let Some(record) = read_record(real)?
         && let Ok(offset) = usize::try_from(record.offset)
         && offset <= bytes.len()

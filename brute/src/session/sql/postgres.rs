@@ -7,17 +7,17 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Client;
 
-use super::error::SessionError;
-use super::lease::{DbLease, Dialect, Sql, Step, Unreleased, next_after, ttl_ms};
-use super::pg_conn::{self, Conn, PgError, TxConn};
-use super::postgres_write::{Append, UNFENCED_TRIM, write};
-use super::retention::{SessionInfo, SessionSize, StoreSize};
-use super::retention_db;
-use super::rows::{bodies, new_owner, parse};
-use super::store::{Abandoned, SessionStore};
-use super::totals;
 use crate::cost::Spend;
 use crate::message::Message;
+use crate::session::admin::retention::{SessionInfo, SessionSize, StoreSize};
+use crate::session::error::SessionError;
+use crate::session::sql::lease::{DbLease, Dialect, Sql, Step, Unreleased, next_after, ttl_ms};
+use crate::session::sql::pg_conn::{self, Conn, PgError, TxConn};
+use crate::session::sql::postgres_write::{Append, UNFENCED_TRIM, write};
+use crate::session::sql::retention_db;
+use crate::session::sql::rows::{bodies, new_owner, parse};
+use crate::session::store::{Abandoned, SessionStore};
+use crate::session::totals;
 
 /// The connections for single statements.
 const SHARED: usize = 4;
@@ -186,7 +186,7 @@ impl PostgresStore {
         &self.inner.shared[hash % self.inner.shared.len()]
     }
 
-    pub(super) fn sql(&self) -> &Sql {
+    pub(in crate::session) fn sql(&self) -> &Sql {
         &self.inner.sql
     }
 
@@ -206,7 +206,7 @@ impl PostgresStore {
     }
 
     /// Runs query `text` on session `id`'s connection.
-    pub(super) async fn query(
+    pub(in crate::session) async fn query(
         &self,
         id: &str,
         text: &str,

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use super::error::SessionError;
 use crate::env::{Changes, Env, Mark};
 use crate::error::Error;
 use crate::message::{Message, Role};
+use crate::session::error::SessionError;
 
 /// Turn atomicity: when a turn failed before anything answered its prompt in the
 /// store (`answered`: a reply of the model or a tool result stored since `start`), the
@@ -18,7 +18,11 @@ use crate::message::{Message, Role};
 /// store failed) answers nothing. A turn that got further keeps what it stored: the
 /// model's replies and the tool results, whose effects happened. Gives the messages
 /// of the record it removed (none when it removed nothing).
-pub(super) fn roll_back_unanswered(env: &mut Env, start: Mark, answered: bool) -> Vec<Message> {
+pub(in crate::session) fn roll_back_unanswered(
+    env: &mut Env,
+    start: Mark,
+    answered: bool,
+) -> Vec<Message> {
     if answered {
         return Vec::new();
     }
@@ -31,7 +35,7 @@ pub(super) fn roll_back_unanswered(env: &mut Env, start: Mark, answered: bool) -
 }
 
 /// The messages of the record the turn added since `start`, when it only appended.
-pub(super) fn appended(env: &Env, start: Mark) -> Vec<Message> {
+pub(in crate::session) fn appended(env: &Env, start: Mark) -> Vec<Message> {
     match env.messages.changes_since(start) {
         Changes::Appended(new) => recorded(new),
         _ => Vec::new(),
@@ -59,7 +63,7 @@ pub(crate) struct Unanswered(Mutex<HashMap<String, (usize, Vec<Message>)>>);
 impl Unanswered {
     /// The `prompt` of a failed turn of `session`, stored from record position `from`,
     /// could not be taken back.
-    pub(super) fn remember(&self, session: &str, from: usize, prompt: Vec<Message>) {
+    pub(in crate::session) fn remember(&self, session: &str, from: usize, prompt: Vec<Message>) {
         if !prompt.is_empty() {
             self.lock().insert(session.to_owned(), (from, prompt));
         }
@@ -69,7 +73,11 @@ impl Unanswered {
     /// (as loaded) still ends with it there, after the record's other messages: the
     /// caller cuts `history` and the store there. A prompt the session no longer ends
     /// with (another process answered it, or removed it) is forgotten.
-    pub(super) fn stored_in(&self, session: &str, history: &[Message]) -> Option<(usize, usize)> {
+    pub(in crate::session) fn stored_in(
+        &self,
+        session: &str,
+        history: &[Message],
+    ) -> Option<(usize, usize)> {
         let mut held = self.lock();
         let (from, prompt) = held.get(session)?;
         let n = prompt.len();
@@ -83,7 +91,7 @@ impl Unanswered {
     }
 
     /// The prompt of `session` was taken back.
-    pub(super) fn forget(&self, session: &str) {
+    pub(in crate::session) fn forget(&self, session: &str) {
         self.lock().remove(session);
     }
 
@@ -95,7 +103,7 @@ impl Unanswered {
 /// The error of a failed turn that `left` some of its messages stored (their count,
 /// the role of the last, whether nothing answered the prompt): [`Error::Stored`]
 /// around it. A lost lease reports what it stored itself.
-pub(super) fn reported(error: Error, left: Option<(usize, Role, bool)>) -> Error {
+pub(in crate::session) fn reported(error: Error, left: Option<(usize, Role, bool)>) -> Error {
     let lost = matches!(
         error.downcast_ref::<SessionError>(),
         Some(SessionError::LeaseLost { .. })

@@ -13,8 +13,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::lock::still_there;
-use super::rows::new_owner;
+use crate::session::lock::still_there;
+use crate::session::sql::rows::new_owner;
 
 /// This store's identity on this machine: its locked file, and the prefix of its
 /// lease owners. Dropped when the writer thread ends (the file is removed).

@@ -6,8 +6,8 @@
 //! [`SessionStore`] (built on `load`, `open`, `append` and `rewrite`), so every store
 //! has them: [`SessionStore::fork`], [`SessionStore::rewind`].
 
-pub use super::history_error::ForkError;
 use crate::message::Message;
+pub use crate::session::validate::history_error::ForkError;
 
 /// Checks that keeping the first `at` of `messages` (of `session`) splits no tool
 /// call from its result.

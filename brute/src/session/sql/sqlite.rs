@@ -10,16 +10,16 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
-use super::error::SessionError;
-use super::holder::Holder;
-use super::lease::{DbLease, Dialect, Sql, Step, Unreleased, next_after, ttl_ms};
-use super::retention::{SessionInfo, SessionSize, StoreSize};
-use super::retention_db;
-use super::rows::{bodies, parse};
-use super::store::{Abandoned, SessionStore};
-use super::totals;
 use crate::cost::Spend;
 use crate::message::Message;
+use crate::session::admin::retention::{SessionInfo, SessionSize, StoreSize};
+use crate::session::error::SessionError;
+use crate::session::sql::holder::Holder;
+use crate::session::sql::lease::{DbLease, Dialect, Sql, Step, Unreleased, next_after, ttl_ms};
+use crate::session::sql::retention_db;
+use crate::session::sql::rows::{bodies, parse};
+use crate::session::store::{Abandoned, SessionStore};
+use crate::session::totals;
 
 /// The commit of a batch, shared by its requests.
 type Committed = Result<(), Arc<rusqlite::Error>>;
@@ -166,7 +166,7 @@ impl SqliteStore {
 
     /// Runs `job` in the writer thread's next transaction and gives back its result
     /// once that transaction is committed.
-    pub(super) fn run<R: Send + 'static>(
+    pub(in crate::session) fn run<R: Send + 'static>(
         &self,
         session: &str,
         job: impl FnOnce(&Connection, &Sql) -> Result<R, SessionError> + Send + 'static,

@@ -1,15 +1,15 @@
 //! The sizes of a [`SqliteStore`]'s sessions and of its database, for
-//! [`SessionStore::size`](super::SessionStore::size) and its siblings.
+//! [`SessionStore::size`](crate::session::SessionStore::size) and its siblings.
 
-use super::error::SessionError;
-use super::lease::Step;
-use super::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
-use super::retention_db::{SQLITE, count};
-use super::sqlite::SqliteStore;
+use crate::session::admin::retention::{SessionInfo, SessionSize, StoreSize, from_unix_ms};
+use crate::session::error::SessionError;
+use crate::session::sql::lease::Step;
+use crate::session::sql::retention_db::{SQLITE, count};
+use crate::session::sql::sqlite::SqliteStore;
 
 impl SqliteStore {
     /// The rows of the session and the bytes of their JSON.
-    pub(super) async fn measure(&self, id: &str) -> Result<SessionSize, SessionError> {
+    pub(in crate::session) async fn measure(&self, id: &str) -> Result<SessionSize, SessionError> {
         let session = id.to_string();
         self.run(id, move |conn, sql| {
             conn.prepare_cached(SQLITE.size)
@@ -27,7 +27,7 @@ impl SqliteStore {
     }
 
     /// Every session with its size and its last write.
-    pub(super) async fn session_infos(&self) -> Result<Vec<SessionInfo>, SessionError> {
+    pub(in crate::session) async fn session_infos(&self) -> Result<Vec<SessionInfo>, SessionError> {
         self.run("", |conn, sql| {
             let fail = || sql.fail(Step::List, "");
             let mut statement = conn.prepare_cached(SQLITE.sessions).map_err(fail())?;
@@ -51,7 +51,7 @@ impl SqliteStore {
 
     /// The sessions' totals, and the database file's pages for `disk_bytes` (the
     /// write-ahead log aside).
-    pub(super) async fn measure_store(&self) -> Result<StoreSize, SessionError> {
+    pub(in crate::session) async fn measure_store(&self) -> Result<StoreSize, SessionError> {
         let mut size = StoreSize::of(&self.session_infos().await?);
         let disk = self
             .run("", |conn, sql| {

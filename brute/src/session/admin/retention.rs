@@ -18,9 +18,9 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-pub use super::history_error::RetentionError;
 use crate::error::BoxError;
 use crate::message::{Message, Role};
+pub use crate::session::validate::history_error::RetentionError;
 
 /// The size of one session.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -84,7 +84,7 @@ impl StoreSize {
     }
 }
 
-/// Which sessions [`SessionStore::retain`](super::SessionStore::retain) deletes: those not written for longer than
+/// Which sessions [`SessionStore::retain`](crate::session::SessionStore::retain) deletes: those not written for longer than
 /// `max_age`, and the oldest beyond the newest `max_sessions`. A session whose lease
 /// is held (a turn runs on it) is never deleted: it is reported as
 /// [`skipped`](RetentionReport::skipped).
@@ -150,7 +150,7 @@ impl Retention {
     }
 }
 
-/// What [`SessionStore::retain`](super::SessionStore::retain) did.
+/// What [`SessionStore::retain`](crate::session::SessionStore::retain) did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RetentionReport {
@@ -162,7 +162,7 @@ pub struct RetentionReport {
     pub kept: usize,
 }
 
-/// Where [`SessionStore::prune`](super::SessionStore::prune) hands the messages it removes, before it removes
+/// Where [`SessionStore::prune`](crate::session::SessionStore::prune) hands the messages it removes, before it removes
 /// them: the session id and the messages, oldest first (what [`Event::Compacted`]'s
 /// `removed` carries for a compaction). An error stops the prune with nothing removed.
 ///
@@ -188,7 +188,7 @@ pub fn prune_point(messages: &[Message], keep: usize) -> usize {
     };
     // A user message never sits between a call and its result in a valid history;
     // a history that is not valid is left whole.
-    if super::fork::check_point("", messages, cut).is_ok() {
+    if crate::session::admin::fork::check_point("", messages, cut).is_ok() {
         cut
     } else {
         0

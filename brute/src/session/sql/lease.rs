@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use super::error::SessionError;
 use crate::cost::Spend;
 use crate::error::BoxError;
+use crate::session::error::SessionError;
 
 /// A session of a database store (`SqliteStore`, `PostgresStore`) held for a turn:
 /// the owner of its lease row and where its next message goes.

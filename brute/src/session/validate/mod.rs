@@ -11,6 +11,8 @@
 //! says. A repair keeps what it dropped: [`warn_repaired`] logs each dropped message as
 //! its JSON line.
 
+pub(in crate::session) mod history_error;
+
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -30,7 +32,7 @@ pub enum Validation {
     /// given [`INTERRUPTED_TOOL_CALL`]; the repair is written back.
     #[default]
     Repair,
-    /// Refuse it with [`SessionError::Invalid`](super::SessionError::Invalid) naming the
+    /// Refuse it with [`SessionError::Invalid`](crate::session::SessionError::Invalid) naming the
     /// session and the message, leaving it untouched. A call without a result (what a
     /// crash leaves) is still repaired.
     Refuse,
