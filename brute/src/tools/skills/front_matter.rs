@@ -465,3 +465,77 @@ fn block(literal: bool, header: &str, below: &[&str], number: usize) -> Result<S
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn get(text: &str, key: &str) -> Value {
+        let (entries, _) = split(text).unwrap();
+        entries.into_iter().find(|e| e.key == key).unwrap().value
+    }
+
+    fn scalar(s: &str) -> Value {
+        Value::Scalar(s.to_string())
+    }
+
+    #[test]
+    fn scalars_of_every_style_read_as_yaml_reads_them() {
+        let text = "\u{feff}---\r\n\
+            plain: a plain: value # a comment\r\n\
+            cont: first\r\n  second\r\n\
+            double: \"tab\\there \\\"q\\\" \\u00e9\"\r\n\
+            single: 'it''s # not a comment'\r\n\
+            folded: >\r\n  one\r\n  two\r\n\r\n  three\r\n\
+            literal: |-\r\n  line 1\r\n  line 2\r\n\
+            keep: |+\r\n  x\r\n\r\n\
+            wrapped: \"a\r\n  b\r\n\r\n  c\"\r\n\
+            ---\r\n\r\nbody\r\n";
+        assert_eq!(get(text, "plain"), scalar("a plain: value"));
+        assert_eq!(get(text, "cont"), scalar("first second"));
+        assert_eq!(get(text, "double"), scalar("tab\there \"q\" é"));
+        assert_eq!(get(text, "single"), scalar("it's # not a comment"));
+        assert_eq!(get(text, "folded"), scalar("one two\nthree\n"));
+        assert_eq!(get(text, "literal"), scalar("line 1\nline 2"));
+        assert_eq!(get(text, "keep"), scalar("x\n\n"));
+        assert_eq!(get(text, "wrapped"), scalar("a b\nc"));
+        assert_eq!(split(text).unwrap().1, "body\r\n");
+    }
+
+    #[test]
+    fn lists_and_a_map_of_one_level_are_read() {
+        let text = "---\nflow: [Read, 'Grep', \"Bash(git:*)\"]\nblock:\n  - a\n  - \"b c\"\n\
+                    metadata:\n  author: me # who\n  version: \"1.0\"\nempty:\n---\n";
+        assert_eq!(
+            get(text, "flow"),
+            Value::List(vec!["Read".into(), "Grep".into(), "Bash(git:*)".into()])
+        );
+        assert_eq!(
+            get(text, "block"),
+            Value::List(vec!["a".into(), "b c".into()])
+        );
+        assert_eq!(
+            get(text, "metadata"),
+            Value::Map(vec![
+                ("author".into(), "me".into()),
+                ("version".into(), "1.0".into())
+            ])
+        );
+        assert_eq!(get(text, "empty"), Value::Null);
+    }
+
+    #[test]
+    fn what_is_not_read_is_an_error_at_its_line() {
+        let line = |text: &str| split(text).unwrap_err().line;
+        assert_eq!(line("---\na: 1\nb: &x 2\n---\n"), 3);
+        assert_eq!(line("---\na: 1\n\tb: 2\n---\n"), 3);
+        assert_eq!(line("---\na: {b: 1}\n---\n"), 2);
+        assert_eq!(line("---\na: \"\\q\"\n---\n"), 2);
+        assert_eq!(line("---\na: |x\n  b\n---\n"), 2);
+        assert_eq!(line("---\nlist:\n  - a\n  b: c\n---\n"), 4);
+        assert_eq!(line("---\na: [b, c\n---\n"), 2);
+        assert_eq!(line("---\na: 'b' c\n---\n"), 2);
+        assert_eq!(line("---\n: b\n---\n"), 2);
+    }
+}
