@@ -203,7 +203,7 @@ async fn a_file_outside_the_skill_folder_is_refused_however_it_is_named() {
         );
         // The folder's place on the server is not shown.
         assert!(
-            !text.replace(&*file.as_str(), "").contains(&outside),
+            !text.replace(file.as_str(), "").contains(&outside),
             "{file}: {text}"
         );
     }
