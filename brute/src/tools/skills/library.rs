@@ -205,12 +205,6 @@ impl SkillLibrary {
     pub fn catalog(&self) -> &str {
         &self.inner.catalog
     }
-
-    /// The tool that loads these skills, for the pipeline's tools:
-    /// `tools: (Tools::READ_ONLY, library.tool())`.
-    pub fn tool(&self) -> super::LoadSkill {
-        super::LoadSkill::new(self.clone())
-    }
 }
 
 /// Reads `dir/SKILL.md` (beneath the folder, as the tools read files) and checks its

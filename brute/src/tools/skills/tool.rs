@@ -50,9 +50,13 @@ pub struct LoadSkill {
     library: SkillLibrary,
 }
 
-impl LoadSkill {
-    pub(crate) fn new(library: SkillLibrary) -> Self {
-        LoadSkill { library }
+impl SkillLibrary {
+    /// The tool that loads these skills, for the pipeline's tools:
+    /// `tools: (Tools::READ_ONLY, library.tool())`.
+    pub fn tool(&self) -> LoadSkill {
+        LoadSkill {
+            library: self.clone(),
+        }
     }
 }
 
