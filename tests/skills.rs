@@ -373,3 +373,20 @@ async fn skills_without_the_skill_tool_fail_the_turn_saying_what_to_add() {
     assert!(err.contains("`skill` tool is not advertised"), "{err}");
     assert!(err.contains("library.tool()"), "{err}");
 }
+
+#[tokio::test]
+async fn a_library_without_skills_adds_nothing_and_needs_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = SkillLibrary::load([dir.path()]).unwrap();
+    assert!(library.is_empty());
+    let root = dir.path().to_path_buf();
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: Tools::READ_ONLY, root: root.clone() };
+        use Skills { skills: library.clone() };
+        run |_env| async { Ok(Message::assistant("hi")) };
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert!(outcome.env.messages.iter().all(|m| m.role != Role::System));
+    assert_eq!(outcome.text(), Some("hi"));
+}
