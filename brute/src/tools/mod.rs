@@ -34,6 +34,7 @@
 //! | `error.rs` | [`ToolError`], [`PathError`], bounded quoting of arguments |
 //! | `pipeline/` | [`DefaultToolPipeline`]; `stages.rs`: the per-call env and stages; `approval.rs`: [`Approval`], [`Timeouts`] |
 //! | `builtin/` | the built-in tools |
+//! | `skills/` | Agent Skills: [`SkillLibrary`], the [`Skills`] layer, the `skill` tool ([`LoadSkill`]) |
 //!
 //! ```
 //! use brute::tools::{ToolContext, ToolError};
@@ -75,6 +76,7 @@ mod pipeline;
 mod sandbox;
 mod secrets;
 mod set;
+mod skills;
 mod tool;
 mod truncate;
 mod undo;
@@ -104,6 +106,7 @@ pub use secrets::{Redactions, Secrets};
 pub use set::{
     Bound, BoxFuture, DynCall, DynTool, NoCall, PreparedCall, Registry, ToolSet, calls, prepare,
 };
+pub use skills::{LoadSkill, LoadSkillArgs, Skill, SkillError, SkillLibrary, Skills};
 pub use tool::{ExactSchema, Tool, ToolOutput, schema_for};
 pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, OutputDir, Truncation, truncate};
 pub use undo::SnapshotStore;
