@@ -2,6 +2,7 @@
 //! layer's own concern (the session's files, errors and stores) stays in its module
 //! ([`session`](crate::session)).
 
+pub(crate) mod backoff;
 mod budget;
 mod call_limit;
 mod max_iterations;

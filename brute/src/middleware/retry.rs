@@ -1,7 +1,8 @@
 //! `Retry`: tries a failed model call again when the failure is transient.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+use super::backoff::{Draws, backoff};
 use crate::trace::traced;
 
 use crate::env::Env;
@@ -59,6 +60,7 @@ use crate::handler::Handler;
 /// | `max_delay` | `Duration` | 60 s | the longest computed wait |
 /// | `jitter` | `bool` | `true` | draw each wait between half of it and all of it |
 /// | `max_retry_after` | `Duration` | 300 s | the longest retry-after hint waited for; a longer one fails at once |
+/// | `seed` | `Option<u64>` | `None`: random | draw the jitter from this seed, the same waits on every run (for tests) |
 ///
 /// Placement: no tool pipeline inside it (`forbids_inner = ToolPipeline`).
 #[derive(crate::Middleware, Debug, Clone)]
@@ -81,36 +83,19 @@ pub struct Retry<A> {
     /// The longest retry-after hint waited for; a longer one fails at once.
     #[middleware(default = Duration::from_secs(300))]
     max_retry_after: Duration,
+    /// Draw the jitter from this seed (the same waits on every run) instead of at
+    /// random: for tests.
+    seed: Option<u64>,
+    #[middleware(state)]
+    draws: Draws,
 }
 
 impl<A> Retry<A> {
     /// The wait after failed attempt `attempt` (1 for the first) without a hint.
     fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1u32
-            .checked_shl(attempt.saturating_sub(1))
-            .unwrap_or(u32::MAX);
-        let delay = self.base_delay.saturating_mul(factor).min(self.max_delay);
-        if !self.jitter {
-            return delay;
-        }
-        let half = delay / 2;
-        let spread = u64::try_from((delay - half).as_nanos()).unwrap_or(u64::MAX);
-        half + Duration::from_nanos(random() % spread.saturating_add(1))
+        let draw = self.jitter.then(|| self.draws.next(self.seed));
+        backoff(self.base_delay, self.max_delay, attempt, draw)
     }
-}
-
-/// A cheap pseudo-random number: jitter needs spread, not quality. std's
-/// `RandomState` is seeded randomly per thread and differs on every call, so no state
-/// of brute's own is kept.
-fn random() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.finish()
 }
 
 impl<A: Handler<Env>> Handler<Env> for Retry<A> {

@@ -7,6 +7,7 @@ mod deadline;
 mod failure;
 mod pause;
 pub(crate) mod resume;
+mod retry;
 mod stages;
 
 use std::borrow::Cow;
@@ -22,6 +23,7 @@ use crate::trace::traced;
 use failure::{error_text, panic_message};
 
 pub use approval::{AllowAll, Approval, ApprovalPolicy, Decision, Timeouts};
+pub use retry::{ToolAttempts, ToolRetry};
 pub use stages::{
     Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
     standard_call_pipeline,
@@ -419,6 +421,7 @@ fn call_span(call: &ToolCall) -> tracing::Span {
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = %call.name,
         gen_ai.tool.call.id = %call.id,
+        brute.tool.attempts = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     )
