@@ -51,7 +51,7 @@ use crate::tools::set::ToolSet;
 ///     Ok("sunny".into())
 /// }
 ///
-/// # tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap().block_on(async {
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let model = ScriptedModel::per_turn([
 ///     Message::tool_calls("", vec![ToolCall::new("c1", "weather", serde_json::json!({}))]),
 ///     Message::assistant("It is sunny."),
@@ -63,7 +63,7 @@ use crate::tools::set::ToolSet;
 ///         pipeline: brute::pipeline! {
 ///             use Validate;
 ///             use Snapshot;
-///             use ToolRetry { attempts: 3, base_delay: Duration::from_millis(200), per_tool: [("shell", 1)] };
+///             use ToolRetry { attempts: 3, base_delay: Duration::from_millis(1), per_tool: [("shell", 1)] };
 ///             run Execute;
 ///         },
 ///     };
