@@ -12,7 +12,8 @@ mod turn_loop;
 
 pub use crate::session::log::SessionLog;
 pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
-pub use call_limit::{CallLimit, CallLimitMode};
+pub(crate) use call_limit::CallQuota;
+pub use call_limit::{CallLimit, CallLimitMode, ToolLimits};
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};

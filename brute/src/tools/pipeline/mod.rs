@@ -43,6 +43,7 @@ use crate::error::Error;
 use crate::event::{Event, EventKind};
 use crate::handler::Handler;
 use crate::message::{Message, ToolCall};
+use crate::middleware::CallQuota;
 use crate::model::ModelSecrets;
 use crate::stop::ApprovalDecision;
 use crate::tool::ToolSpec;
@@ -480,9 +481,21 @@ where
         // Calls of tools that run on the client pause the turn as an `Ask` does.
         let client = env.extensions.get::<ClientTools>();
         let may_ask = Ap::MAY_ASK || client.is_some();
+        // Calls over a `CallLimit` in `Continue` mode are answered, not run: the
+        // limit's text is their denial, and the policy is not asked about them.
+        let mut refusals = env
+            .extensions
+            .get::<CallQuota>()
+            .map(|quota| quota.refusals(calls));
+        let mut refused = |index: usize| {
+            refusals
+                .as_mut()
+                .and_then(|r| r.get_mut(index)?.take())
+                .map(Decision::Deny)
+        };
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
-            let decided = pause::decide(&self.approval, client, call);
+            let decided = refused(0).unwrap_or_else(|| pause::decide(&self.approval, client, call));
             // With a policy that never asks and no tool run by the client, `Ask` is not
             // looked for; with `AllowAll` the decision is then a constant.
             if !(may_ask && matches!(decided, Decision::Ask)) {
@@ -504,7 +517,8 @@ where
             let approval = &self.approval;
             calls
                 .iter()
-                .map(|c| pause::decide(approval, client, c))
+                .enumerate()
+                .map(|(i, c)| refused(i).unwrap_or_else(|| pause::decide(approval, client, c)))
                 .collect()
         };
         // Calls the policy asks a person about are stored as pending and pause the
