@@ -360,7 +360,7 @@ struct EveryOther(Arc<AtomicU32>);
 impl Model for EveryOther {
     async fn complete(&self, _env: &Env) -> Result<Completion, Error> {
         let n = self.0.fetch_add(1, Ordering::SeqCst);
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             return Err(Error::Model(server_error()));
         }
         Ok(Message::assistant(format!("answer {n}")).into())

@@ -6,6 +6,7 @@ mod approval;
 mod deadline;
 mod failure;
 mod pause;
+mod results;
 pub(crate) mod resume;
 mod retry;
 mod stages;
@@ -21,6 +22,7 @@ use futures_util::{FutureExt, StreamExt};
 
 use crate::trace::traced;
 use failure::{error_text, panic_message};
+use results::append_result;
 
 pub use approval::{AllowAll, Approval, ApprovalPolicy, Decision, Timeouts};
 pub use retry::{ToolAttempts, ToolRetry};
@@ -42,7 +44,7 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::event::{Event, EventKind};
 use crate::handler::Handler;
-use crate::message::{Message, ToolCall};
+use crate::message::ToolCall;
 use crate::middleware::CallQuota;
 use crate::model::ModelSecrets;
 use crate::stop::ApprovalDecision;
@@ -557,33 +559,6 @@ where
         }
         Ok(())
     }
-}
-
-/// Appends the result of call `index` of the reply at `reply`, makes it durable (the
-/// durability step, [`Env::persist`]) and reports it.
-async fn append_result(
-    env: &mut Env,
-    reply: usize,
-    index: usize,
-    (output, is_error): (ToolOutput, bool),
-) -> Result<(), Error> {
-    let id = env.messages[reply].tool_calls[index].id.clone();
-    let mut message = Message::tool_result(id, output.content);
-    if !output.parts.is_empty() {
-        *message.parts_mut() = output.parts;
-    }
-    env.messages.push(message);
-    if env.persists() {
-        env.persist().await?;
-    }
-    if let Some(result) = env.messages.last() {
-        env.emit(Event::ToolResult {
-            call: &env.messages[reply].tool_calls[index],
-            result,
-            is_error,
-        });
-    }
-    Ok(())
 }
 
 /// Adds `specs` to the tools advertised in `env`, once per turn: the specs share
