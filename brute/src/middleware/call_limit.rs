@@ -117,6 +117,7 @@ struct Rule {
     /// The limit.
     limit: u32,
     /// `"turn"` or `"session"`.
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
     per: &'static str,
     /// The option, as [`ExitReason::Limit`] names it.
     by: &'static str,
@@ -158,6 +159,7 @@ impl CallQuota {
 
     /// For each of `calls`, in order, `None` when it may run, or why it may not (the
     /// text of its error result).
+    #[cfg(feature = "tools")]
     pub(crate) fn refusals(&self, calls: &[ToolCall]) -> Vec<Option<String>> {
         self.verdicts(calls)
             .into_iter()

@@ -12,6 +12,7 @@ mod turn_loop;
 
 pub use crate::session::log::SessionLog;
 pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
+#[cfg(feature = "tools")]
 pub(crate) use call_limit::CallQuota;
 pub use call_limit::{CallLimit, CallLimitMode, ToolLimits};
 pub use max_iterations::{LimitMode, MaxIterations};
