@@ -68,6 +68,12 @@ use crate::tool::ToolSpec;
 /// - an unknown tool, arguments that are not JSON or do not match the schema, a tool
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
+/// - a [`ToolRetry`] stage in `pipeline` runs a call again when its tool reports a
+///   failure it marked retryable ([`ToolError::retryable`]), with backoff and jitter;
+/// - a call over a limit of [`CallLimit`](crate::middleware::CallLimit) in
+///   [`CallLimitMode::Continue`](crate::middleware::CallLimitMode::Continue) is not run:
+///   its result is an error saying the limit was reached (the approval policy is not
+///   asked about it);
 /// - every result, error results included, longer than 2,000 lines or 50 KiB is cut,
 ///   with a note saying how many lines and bytes were dropped; when `output_dir` is
 ///   set the full text is saved there and named in the result (saved outputs older
