@@ -353,3 +353,46 @@ async fn a_503_retry_after_from_a_provider_is_honoured_and_capped() {
         assert_eq!(server.requests().len(), 3, "{api}");
     }
 }
+
+/// Fails every even call (the first of each pass) and answers every odd one.
+struct EveryOther(Arc<AtomicU32>);
+
+impl Model for EveryOther {
+    async fn complete(&self, _env: &Env) -> Result<Completion, Error> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        if n.is_multiple_of(2) {
+            return Err(Error::Model(server_error()));
+        }
+        Ok(Message::assistant(format!("answer {n}")).into())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_turn_retry_budget_bounds_retries_across_model_calls() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let agent = brute_agent! {
+        use Loop::While { condition: |env| env.iteration < 5 };
+        use Retry { attempts: 3, base_delay: Duration::from_secs(1), turn_retries: 2, seed: Some(1) };
+        run EveryOther(calls.clone());
+    };
+    // Passes one and two each fail once and are retried (the budget of two is spent);
+    // pass three's failure is returned at once.
+    let error = agent.start("go").await.unwrap_err();
+    assert!(
+        matches!(error, Error::Model(ModelError::Server { status: 503, .. })),
+        "{error:?}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 5);
+
+    // A new turn has the whole budget again.
+    calls.store(0, Ordering::SeqCst);
+    let agent = brute_agent! {
+        use Loop::While { condition: |env| env.iteration < 2 };
+        use Retry { attempts: 3, base_delay: Duration::from_secs(1), turn_retries: 2 };
+        run EveryOther(calls.clone());
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.text(), Some("answer 3"));
+    let outcome = agent.start("again").await.unwrap();
+    assert_eq!(outcome.text(), Some("answer 7"));
+}

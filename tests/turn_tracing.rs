@@ -44,6 +44,11 @@ struct Spans {
     spans: Mutex<HashMap<u64, (String, FieldMap)>>,
     /// Fields of every event.
     events: Mutex<Vec<HashMap<String, String>>>,
+    /// The spans entered, innermost last, with their metadata: what
+    /// `Span::current()` reads (the test runs on one thread).
+    entered: Mutex<Vec<(u64, &'static tracing::Metadata<'static>)>>,
+    /// The metadata of each span, by id.
+    metadata: Mutex<HashMap<u64, &'static tracing::Metadata<'static>>>,
 }
 
 struct Fields<'a>(&'a mut HashMap<String, String>);
@@ -69,6 +74,7 @@ impl tracing::Subscriber for Collector {
         let id = self.0.next.fetch_add(1, Ordering::Relaxed) + 1;
         let mut fields = HashMap::new();
         attrs.record(&mut Fields(&mut fields));
+        self.0.metadata.lock().unwrap().insert(id, attrs.metadata());
         self.0
             .spans
             .lock()
@@ -87,8 +93,26 @@ impl tracing::Subscriber for Collector {
         event.record(&mut Fields(&mut fields));
         self.0.events.lock().unwrap().push(fields);
     }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
+    fn enter(&self, span: &tracing::span::Id) {
+        let id = span.into_u64();
+        if let Some(metadata) = self.0.metadata.lock().unwrap().get(&id).copied() {
+            self.0.entered.lock().unwrap().push((id, metadata));
+        }
+    }
+    fn exit(&self, span: &tracing::span::Id) {
+        let mut entered = self.0.entered.lock().unwrap();
+        if let Some(at) = entered.iter().rposition(|(id, _)| *id == span.into_u64()) {
+            entered.remove(at);
+        }
+    }
+    fn current_span(&self) -> tracing_core::span::Current {
+        match self.0.entered.lock().unwrap().last() {
+            Some((id, metadata)) => {
+                tracing_core::span::Current::new(tracing::span::Id::from_u64(*id), metadata)
+            }
+            None => tracing_core::span::Current::none(),
+        }
+    }
 }
 
 #[test]
@@ -103,6 +127,9 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
+    tool_retry_attempts_are_in_the_call_span(&runtime, &state, dir.path());
+    state.spans.lock().unwrap().clear();
+    state.events.lock().unwrap().clear();
     let path = dir.path().join("s.jsonl");
     let script = ScriptedModel::per_turn([
         echo_calls("a", &["secret tool input"]),
@@ -224,6 +251,64 @@ fn every_layer_opens_a_span_per_pass_with_gen_ai_fields_and_no_content() {
     assert!(
         status.success(),
         "with {CAPTURE}=true the content was not captured"
+    );
+}
+
+/// Busy on its first call (a retryable failure), then answers.
+#[brute::tool]
+async fn busy_once() -> Result<String, brute::tools::ToolError> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    if CALLS.fetch_add(1, Ordering::Relaxed) == 0 {
+        return Err(brute::tools::ToolError::retryable("busy"));
+    }
+    Ok("done".into())
+}
+
+/// `ToolRetry`: the call's `execute_tool` span says how many attempts it took, and
+/// the retry is an event in it.
+fn tool_retry_attempts_are_in_the_call_span(
+    runtime: &tokio::runtime::Runtime,
+    state: &Spans,
+    root: &std::path::Path,
+) {
+    use brute::tools::{DefaultToolPipeline, Execute, ToolRetry, Validate};
+    let model = ScriptedModel::per_turn([
+        Message::tool_calls(
+            "",
+            vec![brute::ToolCall::new(
+                "b1",
+                "busy_once",
+                serde_json::json!({}),
+            )],
+        ),
+        Message::assistant("ok"),
+    ]);
+    let agent = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline {
+            tools: (BusyOnce,),
+            root: root,
+            pipeline: brute::pipeline! {
+                use Validate;
+                use ToolRetry { base_delay: std::time::Duration::from_millis(1) };
+                run Execute;
+            },
+        };
+        run model;
+    };
+    runtime.block_on(agent.start("go")).unwrap();
+    let spans = state.spans.lock().unwrap();
+    let call = spans
+        .values()
+        .find(|(n, f)| n == "execute_tool" && f["gen_ai.tool.call.id"] == "b1")
+        .unwrap();
+    assert_eq!(call.1["brute.tool.attempts"], "2");
+    let events = state.events.lock().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.get("brute.tool.attempt").is_some_and(|a| a == "1")),
+        "{events:?}"
     );
 }
 

@@ -2,6 +2,7 @@
 //! layer's own concern (the session's files, errors and stores) stays in its module
 //! ([`session`](crate::session)).
 
+pub(crate) mod backoff;
 mod budget;
 mod call_limit;
 mod max_iterations;
@@ -11,7 +12,9 @@ mod turn_loop;
 
 pub use crate::session::log::SessionLog;
 pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
-pub use call_limit::{CallLimit, CallLimitMode};
+#[cfg(feature = "tools")]
+pub(crate) use call_limit::CallQuota;
+pub use call_limit::{CallLimit, CallLimitMode, ToolLimits};
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};

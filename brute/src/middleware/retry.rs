@@ -1,7 +1,8 @@
 //! `Retry`: tries a failed model call again when the failure is transient.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+use super::backoff::{Draws, backoff};
 use crate::trace::traced;
 
 use crate::env::Env;
@@ -24,6 +25,11 @@ use crate::handler::Handler;
 /// with `jitter` it is drawn between half of that and all of it. A retry-after hint
 /// replaces the computed wait; a hint longer than `max_retry_after` is not waited for:
 /// the error is returned at once.
+///
+/// `attempts` bounds the retries of one model call; `turn_retries` is a budget for the
+/// whole turn, so that a turn of many model calls against a failing provider does not
+/// multiply its calls by `attempts`. The retries spent are kept in the env and start
+/// again with the loop's first pass.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU32, Ordering};
@@ -59,6 +65,8 @@ use crate::handler::Handler;
 /// | `max_delay` | `Duration` | 60 s | the longest computed wait |
 /// | `jitter` | `bool` | `true` | draw each wait between half of it and all of it |
 /// | `max_retry_after` | `Duration` | 300 s | the longest retry-after hint waited for; a longer one fails at once |
+/// | `seed` | `Option<u64>` | `None`: random | draw the jitter from this seed, the same waits on every run (for tests) |
+/// | `turn_retries` | `u32` | `u32::MAX` (none) | the retry budget: retries a turn may make in all, across its model calls; once spent, a failure is returned at once |
 ///
 /// Placement: no tool pipeline inside it (`forbids_inner = ToolPipeline`).
 #[derive(crate::Middleware, Debug, Clone)]
@@ -81,36 +89,28 @@ pub struct Retry<A> {
     /// The longest retry-after hint waited for; a longer one fails at once.
     #[middleware(default = Duration::from_secs(300))]
     max_retry_after: Duration,
+    /// Draw the jitter from this seed (the same waits on every run) instead of at
+    /// random: for tests.
+    seed: Option<u64>,
+    /// Retries a turn may make in all, across its model calls (default: no budget
+    /// beyond `attempts` per call).
+    #[middleware(default = u32::MAX)]
+    turn_retries: u32,
+    #[middleware(state)]
+    draws: Draws,
 }
+
+/// The retries of the turn so far, kept in the env (reset when the loop's first pass
+/// starts, as `env.iteration` is).
+#[derive(Clone, Copy, Debug, Default)]
+struct RetriesSpent(u32);
 
 impl<A> Retry<A> {
     /// The wait after failed attempt `attempt` (1 for the first) without a hint.
     fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1u32
-            .checked_shl(attempt.saturating_sub(1))
-            .unwrap_or(u32::MAX);
-        let delay = self.base_delay.saturating_mul(factor).min(self.max_delay);
-        if !self.jitter {
-            return delay;
-        }
-        let half = delay / 2;
-        let spread = u64::try_from((delay - half).as_nanos()).unwrap_or(u64::MAX);
-        half + Duration::from_nanos(random() % spread.saturating_add(1))
+        let draw = self.jitter.then(|| self.draws.next(self.seed));
+        backoff(self.base_delay, self.max_delay, attempt, draw)
     }
-}
-
-/// A cheap pseudo-random number: jitter needs spread, not quality. std's
-/// `RandomState` is seeded randomly per thread and differs on every call, so no state
-/// of brute's own is kept.
-fn random() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.finish()
 }
 
 impl<A: Handler<Env>> Handler<Env> for Retry<A> {
@@ -129,10 +129,23 @@ impl<A: Handler<Env>> Retry<A> {
     /// The attempts, inside the layer's span (`record`).
     async fn attempts(&self, env: &mut Env, record: &tracing::Span) -> Result<(), Error> {
         let mut attempt = 1;
+        let budgeted = self.turn_retries != u32::MAX;
+        if budgeted && env.iteration <= 1 {
+            env.extensions.insert(RetriesSpent(0));
+        }
         loop {
             let before = env.messages.len();
+            let spent = if budgeted {
+                env.extensions.get::<RetriesSpent>().map_or(0, |s| s.0)
+            } else {
+                0
+            };
             let error = match self.app.call(env).await {
-                Err(Error::Model(error)) if error.is_transient() && attempt < self.attempts => {
+                Err(Error::Model(error))
+                    if error.is_transient()
+                        && attempt < self.attempts
+                        && spent < self.turn_retries =>
+                {
                     error
                 }
                 other => {
@@ -160,6 +173,9 @@ impl<A: Handler<Env>> Retry<A> {
                 delay,
                 error: &error,
             });
+            if budgeted {
+                env.extensions.insert(RetriesSpent(spent.saturating_add(1)));
+            }
             tokio::time::sleep(delay).await;
             attempt += 1;
         }

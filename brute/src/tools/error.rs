@@ -52,12 +52,37 @@ pub enum ToolError {
     /// The tool ran and reports a failure.
     #[error("{0}")]
     Failed(String),
+    /// The tool ran and reports a failure that may pass if the call is made again (a
+    /// service that was busy, a dropped connection): a
+    /// [`ToolRetry`](super::ToolRetry) stage retries it; without one it reads like
+    /// [`Failed`](ToolError::Failed).
+    #[error("{0}")]
+    Retryable(String),
 }
 
 impl ToolError {
     /// A failure with the given message.
     pub fn failed(message: impl Into<String>) -> Self {
         ToolError::Failed(message.into())
+    }
+
+    /// A failure that may pass if the call is made again: a
+    /// [`ToolRetry`](super::ToolRetry) stage of the per-call pipeline retries it.
+    /// Other errors are never retried.
+    ///
+    /// ```
+    /// use brute::tools::ToolError;
+    ///
+    /// assert!(ToolError::retryable("the service is busy").is_retryable());
+    /// assert!(!ToolError::failed("no such user").is_retryable());
+    /// ```
+    pub fn retryable(message: impl Into<String>) -> Self {
+        ToolError::Retryable(message.into())
+    }
+
+    /// Whether the tool marked this failure retryable ([`ToolError::retryable`]).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ToolError::Retryable(_))
     }
 
     /// A failed file operation on `path` (quoted up to [`MAX_QUOTE`] characters).

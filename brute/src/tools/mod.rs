@@ -98,8 +98,8 @@ pub use network::NetworkPolicy;
 pub(crate) use pipeline::resume;
 pub use pipeline::{
     AllowAll, Approval, ApprovalPolicy, Decision, DefaultToolPipeline, Execute, Snapshot,
-    StandardCallPipeline, Timeouts, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
-    standard_call_pipeline,
+    StandardCallPipeline, Timeouts, ToolAttempts, ToolCallEnv, ToolRetry, ToolSnapshot,
+    ToolValidation, Validate, standard_call_pipeline,
 };
 pub use sandbox::{RootDir, Sandbox};
 pub use secrets::{Redactions, Secrets};

@@ -6,7 +6,9 @@ mod approval;
 mod deadline;
 mod failure;
 mod pause;
+mod results;
 pub(crate) mod resume;
+mod retry;
 mod stages;
 
 use std::borrow::Cow;
@@ -20,8 +22,10 @@ use futures_util::{FutureExt, StreamExt};
 
 use crate::trace::traced;
 use failure::{error_text, panic_message};
+use results::append_result;
 
 pub use approval::{AllowAll, Approval, ApprovalPolicy, Decision, Timeouts};
+pub use retry::{ToolAttempts, ToolRetry};
 pub use stages::{
     Execute, Snapshot, StandardCallPipeline, ToolCallEnv, ToolSnapshot, ToolValidation, Validate,
     standard_call_pipeline,
@@ -40,7 +44,8 @@ use crate::env::Env;
 use crate::error::Error;
 use crate::event::{Event, EventKind};
 use crate::handler::Handler;
-use crate::message::{Message, ToolCall};
+use crate::message::ToolCall;
+use crate::middleware::CallQuota;
 use crate::model::ModelSecrets;
 use crate::stop::ApprovalDecision;
 use crate::tool::ToolSpec;
@@ -63,6 +68,12 @@ use crate::tool::ToolSpec;
 /// - an unknown tool, arguments that are not JSON or do not match the schema, a tool
 ///   error, a timeout, a panic and a denial by the `approval` policy each become an
 ///   error result naming the tool and the problem, and the turn goes on;
+/// - a [`ToolRetry`] stage in `pipeline` runs a call again when its tool reports a
+///   failure it marked retryable ([`ToolError::retryable`]), with backoff and jitter;
+/// - a call over a limit of [`CallLimit`](crate::middleware::CallLimit) in
+///   [`CallLimitMode::Continue`](crate::middleware::CallLimitMode::Continue) is not run:
+///   its result is an error saying the limit was reached (the approval policy is not
+///   asked about it);
 /// - every result, error results included, longer than 2,000 lines or 50 KiB is cut,
 ///   with a note saying how many lines and bytes were dropped; when `output_dir` is
 ///   set the full text is saved there and named in the result (saved outputs older
@@ -419,6 +430,7 @@ fn call_span(call: &ToolCall) -> tracing::Span {
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = %call.name,
         gen_ai.tool.call.id = %call.id,
+        brute.tool.attempts = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     )
@@ -477,9 +489,21 @@ where
         // Calls of tools that run on the client pause the turn as an `Ask` does.
         let client = env.extensions.get::<ClientTools>();
         let may_ask = Ap::MAY_ASK || client.is_some();
+        // Calls over a `CallLimit` in `Continue` mode are answered, not run: the
+        // limit's text is their denial, and the policy is not asked about them.
+        let mut refusals = env
+            .extensions
+            .get::<CallQuota>()
+            .map(|quota| quota.refusals(calls));
+        let mut refused = |index: usize| {
+            refusals
+                .as_mut()
+                .and_then(|r| r.get_mut(index)?.take())
+                .map(Decision::Deny)
+        };
         // The policy is asked once per call (it may be a person's prompt or keep count).
         let decided: Vec<Decision> = if let [call] = calls.as_slice() {
-            let decided = pause::decide(&self.approval, client, call);
+            let decided = refused(0).unwrap_or_else(|| pause::decide(&self.approval, client, call));
             // With a policy that never asks and no tool run by the client, `Ask` is not
             // looked for; with `AllowAll` the decision is then a constant.
             if !(may_ask && matches!(decided, Decision::Ask)) {
@@ -501,7 +525,8 @@ where
             let approval = &self.approval;
             calls
                 .iter()
-                .map(|c| pause::decide(approval, client, c))
+                .enumerate()
+                .map(|(i, c)| refused(i).unwrap_or_else(|| pause::decide(approval, client, c)))
                 .collect()
         };
         // Calls the policy asks a person about are stored as pending and pause the
@@ -540,33 +565,6 @@ where
         }
         Ok(())
     }
-}
-
-/// Appends the result of call `index` of the reply at `reply`, makes it durable (the
-/// durability step, [`Env::persist`]) and reports it.
-async fn append_result(
-    env: &mut Env,
-    reply: usize,
-    index: usize,
-    (output, is_error): (ToolOutput, bool),
-) -> Result<(), Error> {
-    let id = env.messages[reply].tool_calls[index].id.clone();
-    let mut message = Message::tool_result(id, output.content);
-    if !output.parts.is_empty() {
-        *message.parts_mut() = output.parts;
-    }
-    env.messages.push(message);
-    if env.persists() {
-        env.persist().await?;
-    }
-    if let Some(result) = env.messages.last() {
-        env.emit(Event::ToolResult {
-            call: &env.messages[reply].tool_calls[index],
-            result,
-            is_error,
-        });
-    }
-    Ok(())
 }
 
 /// Adds `specs` to the tools advertised in `env`, once per turn: the specs share

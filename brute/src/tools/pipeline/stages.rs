@@ -71,7 +71,7 @@ impl<'a, T: ToolSet> ToolCallEnv<'a, T> {
 
     /// Looks the call's tool up, checks its arguments and resolves the file it
     /// changes; on failure sets `result` and returns false.
-    fn validate(&mut self) -> bool {
+    pub(super) fn validate(&mut self) -> bool {
         let prepared = match self.tools.prepare(&self.call) {
             None => {
                 self.result = Some(Err(unknown(self.tools, &self.call.name)));
