@@ -27,16 +27,19 @@ fn call(id: &str, tool: &str) -> Message {
     Message::tool_calls("", vec![ToolCall::new(id, tool, json!({}))])
 }
 
-/// What a model was given on each call: the messages and the advertised tools' names.
+/// One model call: the messages it was given and the names of the tools advertised.
+type Call = (Vec<Message>, Vec<String>);
+
+/// What a model was given on each call.
 #[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<(Vec<Message>, Vec<String>)>>>);
+struct Seen(Arc<Mutex<Vec<Call>>>);
 
 impl Seen {
     fn record(&self, env: &Env) {
         let tools = env.tools.iter().map(|t| t.name.clone()).collect();
         self.0.lock().unwrap().push((env.messages.to_vec(), tools));
     }
-    fn calls(&self) -> Vec<(Vec<Message>, Vec<String>)> {
+    fn calls(&self) -> Vec<Call> {
         self.0.lock().unwrap().clone()
     }
 }
