@@ -16,7 +16,7 @@ use crate::trace::traced;
 
 /// The prefix of every transfer tool's name: the model hands the conversation to
 /// `billing` by calling `transfer_to_billing`.
-pub const TRANSFER_PREFIX: &str = "transfer_to_";
+const TRANSFER_PREFIX: &str = "transfer_to_";
 
 /// Hands the conversation to another agent when the model calls one of the transfer
 /// tools it advertises, one per target (`transfer_to_<name>`, no arguments): the

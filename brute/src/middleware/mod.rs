@@ -14,8 +14,7 @@ pub use crate::session::log::SessionLog;
 pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
 pub use call_limit::{CallLimit, CallLimitMode};
 pub use handoff::{
-    HandedOff, Handoff, HandoffError, Handoffs, History, HistoryFilter, TRANSFER_PREFIX, Target,
-    Targets,
+    HandedOff, Handoff, HandoffError, Handoffs, History, HistoryFilter, Target, Targets,
 };
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
