@@ -89,7 +89,7 @@ impl ToolCall {
 /// One message of a conversation.
 ///
 /// Fields that are empty are left out of the JSON form (`parts`, `tool_calls`,
-/// `tool_call_id`, `reasoning`, `awaiting_approval`, `idempotency_keys`); `content` is always written, and defaults to `""` when
+/// `tool_call_id`, `reasoning`, `awaiting_approval`, `idempotency_keys`, `agent`); `content` is always written, and defaults to `""` when
 /// a line lacks it.
 ///
 /// The text stays a `String` in `content`, and images and documents live beside it in
@@ -135,6 +135,7 @@ struct Rare {
     reasoning_signature: Option<String>,
     awaiting_approval: bool,
     idempotency_keys: Vec<String>,
+    agent: Option<String>,
 }
 
 impl Rare {
@@ -144,6 +145,7 @@ impl Rare {
             && self.reasoning_signature.is_none()
             && !self.awaiting_approval
             && self.idempotency_keys.is_empty()
+            && self.agent.is_none()
     }
 }
 
@@ -166,6 +168,8 @@ struct MessageOut<'a> {
     awaiting_approval: bool,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     idempotency_keys: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
 }
 
 /// The JSON form of a message, read: every field but `role` may be absent.
@@ -189,6 +193,8 @@ struct MessageIn {
     awaiting_approval: bool,
     #[serde(default)]
     idempotency_keys: Vec<String>,
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 impl From<MessageIn> for Message {
@@ -199,6 +205,7 @@ impl From<MessageIn> for Message {
             reasoning_signature: form.reasoning_signature,
             awaiting_approval: form.awaiting_approval,
             idempotency_keys: form.idempotency_keys,
+            agent: form.agent,
         };
         Message {
             role: form.role,
@@ -222,6 +229,7 @@ impl Serialize for Message {
             tool_call_id: self.tool_call_id.as_deref(),
             awaiting_approval: self.awaiting_approval(),
             idempotency_keys: self.idempotency_keys(),
+            agent: self.agent(),
         }
         .serialize(serializer)
     }
@@ -239,6 +247,7 @@ impl PartialEq for Message {
             && self.reasoning_signature() == other.reasoning_signature()
             && self.awaiting_approval() == other.awaiting_approval()
             && self.idempotency_keys() == other.idempotency_keys()
+            && self.agent() == other.agent()
     }
 }
 
@@ -255,6 +264,7 @@ impl std::fmt::Debug for Message {
             .field("tool_call_id", &self.tool_call_id)
             .field("awaiting_approval", &self.awaiting_approval())
             .field("idempotency_keys", &self.idempotency_keys())
+            .field("agent", &self.agent())
             .finish()
     }
 }
@@ -404,6 +414,25 @@ impl Message {
     /// The same message with the idempotency key `key` added.
     pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.add_idempotency_key(key);
+        self
+    }
+
+    /// The name of the agent that wrote this assistant message, when it is not the
+    /// agent the conversation is served by: a [`Handoffs`](crate::middleware::Handoffs)
+    /// target's answers carry its name, so the session records who answered. Absent
+    /// from the JSON form when `None`.
+    pub fn agent(&self) -> Option<&str> {
+        self.rare.as_deref().and_then(|rare| rare.agent.as_deref())
+    }
+
+    /// Names the agent that wrote the message, or clears the name.
+    pub fn set_agent(&mut self, agent: Option<String>) {
+        self.set_rare(agent, |rare| &mut rare.agent);
+    }
+
+    /// The same message, written by the agent `agent`.
+    pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
+        self.set_agent(Some(agent.into()));
         self
     }
 

@@ -5,6 +5,7 @@
 pub(crate) mod backoff;
 mod budget;
 mod call_limit;
+mod handoff;
 mod max_iterations;
 mod retry;
 mod system_prompt;
@@ -15,6 +16,9 @@ pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
 #[cfg(feature = "tools")]
 pub(crate) use call_limit::CallQuota;
 pub use call_limit::{CallLimit, CallLimitMode, ToolLimits};
+pub use handoff::{
+    HandedOff, Handoff, HandoffError, Handoffs, History, HistoryFilter, Target, Targets,
+};
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};
