@@ -283,9 +283,24 @@ async fn http_providers_answering_500_then_429_fall_back_to_the_third() {
     assert!(retries[1].2.contains("rate limited"), "{retries:?}");
 }
 
-/// A subscriber for one thread that keeps every span's name and fields.
+/// The process's subscriber: keeps every span's thread, name and fields. Global, not
+/// scoped to the test's thread: tracing caches each callsite's interest across
+/// dispatchers, and a callsite first reached by another test's thread while only a
+/// scoped subscriber existed could stay disabled for this one (it did, under load).
+/// The test reads the spans of its own thread.
 #[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<(String, FieldMap)>>>);
+struct Spans(Arc<Mutex<Vec<(std::thread::ThreadId, String, FieldMap)>>>);
+
+/// The global [`Spans`], installed on first use.
+fn spans() -> &'static Spans {
+    static SPANS: std::sync::OnceLock<Spans> = std::sync::OnceLock::new();
+    SPANS.get_or_init(|| {
+        let spans = Spans::default();
+        tracing::subscriber::set_global_default(spans.clone())
+            .expect("no other global subscriber in this binary");
+        spans
+    })
+}
 
 type FieldMap = std::collections::HashMap<String, String>;
 
@@ -306,8 +321,7 @@ impl tracing::Subscriber for Spans {
         &self,
         _: &'static tracing::Metadata<'static>,
     ) -> tracing::subscriber::Interest {
-        // Asked per span: other tests' threads have no subscriber.
-        tracing::subscriber::Interest::sometimes()
+        tracing::subscriber::Interest::always()
     }
     fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
         true
@@ -316,12 +330,16 @@ impl tracing::Subscriber for Spans {
         let mut fields = FieldMap::new();
         attrs.record(&mut Fields(&mut fields));
         let mut spans = self.0.lock().unwrap();
-        spans.push((attrs.metadata().name().to_string(), fields));
+        spans.push((
+            std::thread::current().id(),
+            attrs.metadata().name().to_string(),
+            fields,
+        ));
         tracing::span::Id::from_u64(spans.len() as u64)
     }
     fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
         let index = usize::try_from(span.into_u64()).unwrap() - 1;
-        if let Some((_, fields)) = self.0.lock().unwrap().get_mut(index) {
+        if let Some((_, _, fields)) = self.0.lock().unwrap().get_mut(index) {
             values.record(&mut Fields(fields));
         }
     }
@@ -333,21 +351,27 @@ impl tracing::Subscriber for Spans {
 
 #[test]
 fn each_attempt_has_a_span_and_the_call_span_names_the_model_that_answered() {
-    let spans = Spans::default();
+    let recorder = spans();
     let (a, _) = Named::fails("a", rate_limited());
     let (b, _) = Named::fails("b", server_error());
     let (c, _) = Named::answers("c");
     let agent = brute_agent! {
         run Fallback::new(a).or(b).or(c);
     };
-    tracing::subscriber::with_default(spans.clone(), || {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(agent.start("hi"))
-            .unwrap();
-    });
-    let spans = spans.0.lock().unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(agent.start("hi"))
+        .unwrap();
+    let this = std::thread::current().id();
+    let spans: Vec<(String, FieldMap)> = recorder
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(thread, _, _)| *thread == this)
+        .map(|(_, name, fields)| (name.clone(), fields.clone()))
+        .collect();
     let attempts: Vec<(&str, &str, Option<&str>)> = spans
         .iter()
         .filter(|(name, _)| name == "brute.fallback")
