@@ -10,7 +10,7 @@ pub mod v1 {
 
     use crate::agent::Agent as AgentType;
 
-    pub use crate::agent::Agent;
+    pub use crate::agent::{Agent, Watch};
     pub use crate::env::Env;
     pub use crate::handler::{
         Fallback, Handler, IsHandler, IsSend, NotAHandler, NotSend, SendLine, SendOptions, UseLine,
@@ -41,9 +41,10 @@ pub mod v1 {
         options.layer(app)
     }
 
-    /// The agent around a finished stack whose `use` lines are `layers`.
+    /// The agent around a finished stack whose `use` lines are `layers`, each but the
+    /// first over a [`Watch`] of the layers below it.
     pub fn agent<S>(stack: S, layers: &'static [&'static str]) -> AgentType<S> {
-        AgentType::named(stack, layers)
+        AgentType::watched(stack, layers)
     }
 
     /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute

@@ -330,6 +330,22 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
             box_after(depth, total).then(|| quote! { let #app = #private::Boxed::new(#app); });
         let span = last_segment_span(&line.path);
         let layer = quote_spanned! {span=> #private::layer };
+        // In an agent, each layer's inner app is a `Watch` naming the first layer
+        // below it (none over the terminal), which names at run time a layer that
+        // returned without calling inside.
+        let inner = match flavor {
+            Flavor::Agent => {
+                let below = match stack.uses.get(index + 1) {
+                    Some(next) => {
+                        let name = path_text(&bare_path(&next.path));
+                        quote! { ::core::option::Option::Some(#name) }
+                    }
+                    None => quote! { ::core::option::Option::None },
+                };
+                quote! { #private::Watch::new(#app, #below) }
+            }
+            Flavor::Pipeline => quote! { #app },
+        };
         let built = match flavor {
             // The layer built here handles the env over the layers below it, or this
             // line is the error.
@@ -337,7 +353,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
             // failed, with no note pointing into brute).
             Flavor::Agent => {
                 let line_var = format_ident!("__brute_line");
-                let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #app)) };
+                let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #inner)) };
                 let ask = quote_spanned! {span=>
                     #private::ask_use_line(
                         &#line_var,
@@ -391,6 +407,9 @@ fn expand_type(
     };
     let total = stack.uses.len();
     for (index, line) in stack.uses.iter().enumerate().rev() {
+        if flavor == Flavor::Agent {
+            ty = quote! { #krate::__private::v1::Watch<#ty> };
+        }
         ty = layer_type(&line.path, ty);
         let depth = total - index;
         if box_after(depth, total) {
