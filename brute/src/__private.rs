@@ -13,8 +13,8 @@ pub mod v1 {
     pub use crate::agent::{Agent, Watch};
     pub use crate::env::Env;
     pub use crate::handler::{
-        Fallback, Handler, IsHandler, IsSend, NotAHandler, NotSend, SendLine, SendOptions, UseLine,
-        ask_send, ask_use_line, handler_fn,
+        Fallback, Handler, HandlesTheLayersBelow, IsHandler, IsSend, NotAHandler, NotSend,
+        SendLine, SendOptions, UseLine, ask_send, ask_use_line, handler_fn,
     };
     pub use crate::model::Model;
     pub use crate::model::{
@@ -25,10 +25,10 @@ pub mod v1 {
         AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, HasOptionNames,
         Holds, IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
         MissingOption, NamedOptions, NeedsInner, NoApp, NotAMiddleware, NotMiddleware,
-        OneSessionLog, OptionName, Placement, Probe, Rule, SLOTS, Said, Sealed,
-        SessionLogOutsideCompaction, SessionLogOutsideLoops, SitsInside, SitsOutside,
+        OneSessionLog, OptionName, OptionsUnset, Placement, Probe, Rule, SLOTS, Said, Sealed,
+        SessionLogOutsideCompaction, SessionLogOutsideLoops, SetsOption, SitsInside, SitsOutside,
         ToolPipelineInsideLoop, TypeProbe, UnnamedOptions, UseTarget, Wraps, ask, kind, kind_hash,
-        options_probe, placement_of, placement_report, probe,
+        missing_option, options_probe, placement_of, placement_report, probe, required_of,
     };
 
     /// `run handler;` in `pipeline!`.

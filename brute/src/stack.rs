@@ -103,9 +103,10 @@ pub use probe::{
 #[doc(hidden)]
 pub use report::{
     AModel, AlsoHolds, AppearsOnce, CompactionInsideLoop, ForbidsInner, Holds, KindId, KindOf,
-    LoopsDoNotNest, NeedsInner, OneSessionLog, SLOTS, SameLayer, SessionLogOutsideCompaction,
-    SessionLogOutsideLoops, SitsInside, SitsOutside, ToolPipelineInsideLoop, UseTarget, ask, kind,
-    kind_hash, placement_of, placement_report, probe,
+    LoopsDoNotNest, NeedsInner, OneSessionLog, OptionsUnset, SLOTS, SameLayer,
+    SessionLogOutsideCompaction, SessionLogOutsideLoops, SetsOption, SitsInside, SitsOutside,
+    ToolPipelineInsideLoop, UseTarget, ask, kind, kind_hash, missing_option, placement_of,
+    placement_report, probe, required_of,
 };
 
 /// The supertrait that seals [`Kind`]: only `kind!` implements it.
@@ -138,6 +139,13 @@ pub trait Middleware {
     const PLACEMENT: Placement;
     /// The options, each at its default.
     fn options() -> Self::Options;
+    /// The options a `use` line must set, because they have no default, each as
+    /// `module::Name::option`: `brute_agent!` reports the first one a line leaves out
+    /// as "`Name` needs `..::Name::option`". `#[derive(Middleware)]` lists its generic
+    /// options without a `default_type` (each with a type of that path, which
+    /// `brute_agent!` names in the error).
+    #[doc(hidden)]
+    const REQUIRED_OPTIONS: &'static [&'static str] = &[];
 }
 
 /// A value that wraps an inner app into a middleware: tower's `Layer`. The options of

@@ -113,22 +113,47 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
                 <#named as #private::#said<_>>::check(#private::kind::<#kind, _>());
             }
         });
+        let written = written_options(line);
+        let required_table = format_ident!("__BRUTE_REQUIRED");
+        let sets = quote_spanned! {span=>
+            const MISSING: u64 = #private::missing_option(#required_table[#index], &[#(#written),*]);
+            <#named as #private::SetsOption<_>>::check(#private::kind::<MISSING, _>());
+        };
         quote! {
             #[allow(non_camel_case_types, non_snake_case, dead_code, clippy::extra_unused_type_parameters)]
             fn line<#param>() {
                 const REPORT: [u64; #private::SLOTS] = #private::placement_report(#table, #index);
                 #(#checks)*
+                #sets
             }
         }
+    });
+    // The options each middleware requires, asked at the same span as its placement
+    // (a type that is not a middleware is reported once).
+    let required_table = format_ident!("__BRUTE_REQUIRED");
+    let required = stack.uses.iter().map(|line| {
+        let path = bare_path(&line.path);
+        let span = last_segment_span(&path);
+        quote_spanned! {span=> #private::required_of(&#private::probe(&#path::__brute_probe)) }
     });
     quote! {
         const _: () = {
             #[allow(unused_imports)]
             use #private::Probe as _;
             const #table: &[#private::Placement] = &[#(#entries),*];
+            const #required_table: &[&[&str]] = &[#(#required),*];
             #(const _: () = { #lines };)*
         };
     }
+}
+
+/// The names of the options a `use` line sets, as string literals.
+fn written_options(line: &super::parse::UseLine) -> Vec<String> {
+    line.options
+        .iter()
+        .flat_map(|o| &o.fields)
+        .map(|field| field.name.to_string())
+        .collect()
 }
 
 /// The traits of `brute::stack::report`, in the order of its `Said` (one per slot of
@@ -281,10 +306,24 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
                 });
             }
         });
+        // Options that leave out a required one build nothing: the line is reported
+        // by its placement check (`SetsOption`), and the layer, whose `Handler` impl
+        // needs the option, is not reported again.
+        let written = written_options(line);
+        let unset = quote_spanned! {span=>
+            #private::missing_option(
+                #private::required_of(&#private::probe(&#path::__brute_probe)),
+                &[#(#written),*],
+            ) != 0
+        };
         quote! {
             let #var = #options;
             #names
             #(#setters)*
+            let #var = {
+                const UNSET: bool = #unset;
+                #private::OptionsUnset::<UNSET, _>(#var).checked()
+            };
             #send
         }
     });
@@ -348,16 +387,18 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         };
         let built = match flavor {
             // The layer built here handles the env over the layers below it, or this
-            // line is the error.
-            // (asked through `Handler`'s own path, so the error is the bound that
-            // failed, with no note pointing into brute).
+            // line is the error: the line's verdict (`Handles` or `ThisLayer`, picked
+            // by autoref) is asked `HandlesTheLayersBelow`, whose message names the
+            // mistake in the user's words. (Asking `Handler` itself reported the
+            // failed bound on the stack's own types: `Watch<Terminal<..>>: Default`.)
             Flavor::Agent => {
                 let line_var = format_ident!("__brute_line");
                 let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #inner)) };
+                let verdict = quote_spanned! {span=> verdict };
                 let ask = quote_spanned! {span=>
                     #private::ask_use_line(
-                        &#line_var,
-                        <_ as #private::Handler<#private::Env>>::check_use_line,
+                        &(&&#line_var).#verdict(),
+                        <_ as #private::HandlesTheLayersBelow>::check,
                     )
                 };
                 let check = quote_spanned! {span=> handler_over_inner_layers };

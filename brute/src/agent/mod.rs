@@ -246,7 +246,7 @@ impl<S: Handler<Env>> Agent<S> {
     async fn run(&self, env: &mut Env) -> Result<StopReason, Error> {
         let span = Self::begin(env);
         env.reset_terminal();
-        let before = env.inner_calls();
+        let before = watch::Before::of(env);
         let result =
             traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env, before));
         match result {
@@ -286,10 +286,10 @@ impl<S: Handler<Env>> Agent<S> {
     /// answer and no layer asking to stop: a middleware returned without calling its
     /// inner app. An error naming that layer (the first one, when the stack is
     /// [`watched`](Agent::watched), since the watches name the others), or the layers
-    /// that can be it, not a silent [`StopReason::Unfinished`]. `before` is the env's
-    /// count of inner calls when the turn started.
+    /// that can be it, not a silent [`StopReason::Unfinished`]. `before` is the env as
+    /// the turn started.
     #[inline]
-    fn reached(&self, env: &Env, before: u64) -> Result<(), Error> {
+    fn reached(&self, env: &Env, before: watch::Before) -> Result<(), Error> {
         let Some(layers) = self.layers else {
             return Ok(());
         };

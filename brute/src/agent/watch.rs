@@ -11,11 +11,14 @@
 //! asks the same question of it (see `Agent::reached`).
 //!
 //! The check is per call, so a layer that calls inside on the first pass of a loop and
-//! skips it on a later one is named like one that never calls inside.
+//! skips it on a later one is named like one that never calls inside. A layer that
+//! does the pass's work itself is not an error: one that changes the transcript in
+//! place of the layers below (a cached answer, the results of calls a person
+//! approved) or ends the turn.
 
 use std::ops::{Deref, DerefMut};
 
-use crate::env::Env;
+use crate::env::{Env, Mark};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Role;
@@ -59,7 +62,7 @@ impl<A> DerefMut for Watch<A> {
 impl<A: Handler<Env>> Handler<Env> for Watch<A> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         env.count_inner_call();
-        let before = env.inner_calls();
+        let before = Before::of(env);
         self.app.call(env).await?;
         match self.name {
             Some(name) => stopped(env, before, name),
@@ -68,11 +71,36 @@ impl<A: Handler<Env>> Handler<Env> for Watch<A> {
     }
 }
 
-/// The error when the layer `name`, called with the count of inner calls at
-/// `before`, returned without calling the layer below it, and neither ended the turn
-/// nor left an answer.
-pub(crate) fn stopped(env: &Env, before: u64, name: &'static str) -> Result<(), Error> {
-    if env.inner_calls() != before || env.should_exit.is_some() || answered(env) {
+/// What a layer's call is compared with when it returns.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Before {
+    inner_calls: u64,
+    messages: usize,
+    mark: Mark,
+}
+
+impl Before {
+    /// The env as a layer is called.
+    #[inline]
+    pub(crate) fn of(env: &Env) -> Self {
+        Before {
+            inner_calls: env.inner_calls(),
+            messages: env.messages.len(),
+            mark: env.messages.mark(),
+        }
+    }
+}
+
+/// The error when the layer `name`, called when the env was `before`, returned
+/// without calling the layer below it, and neither ended the turn, nor answered, nor
+/// changed the transcript in their place.
+pub(crate) fn stopped(env: &Env, before: Before, name: &'static str) -> Result<(), Error> {
+    if env.inner_calls() != before.inner_calls
+        || env.should_exit.is_some()
+        || env.messages.len() != before.messages
+        || env.messages.mark() != before.mark
+        || answered(env)
+    {
         return Ok(());
     }
     Err(Error::layer(
