@@ -10,7 +10,7 @@ pub mod v1 {
 
     use crate::agent::Agent as AgentType;
 
-    pub use crate::agent::{Agent, Watch};
+    pub use crate::agent::{Agent, Erased, Watch};
     pub use crate::env::Env;
     pub use crate::handler::{
         Fallback, Handler, HandlesTheLayersBelow, IsHandler, IsSend, NotAHandler, NotSend,
@@ -48,8 +48,8 @@ pub mod v1 {
     }
 
     /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
-    /// the layout of every nested async block at once. `brute_agent!` puts one every 16
-    /// layers.
+    /// the layout of every nested async block at once. `brute_agent!` puts one every 8
+    /// layers of a pipeline ([`Erased`] in an agent).
     pub use crate::handler::Boxed;
 
     /// See [`Fallback`].

@@ -191,6 +191,7 @@ pub trait HandlesTheLayersBelow {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl HandlesTheLayersBelow for Handles {}
 
 /// Asks [`HandlesTheLayersBelow`] of a `use` line's verdict:
@@ -273,8 +274,8 @@ impl<O> NotSend for SendLine<O> {
 }
 
 /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
-/// the layout of every nested async block at once. `brute_agent!` puts one every 16
-/// layers.
+/// the layout of every nested async block at once. `pipeline!` puts one every 8
+/// layers (`brute_agent!` erases the stack's type there instead).
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct Boxed<H>(H);

@@ -22,8 +22,12 @@
 //! keep the rest of the block from failing again (axum's `#[debug_handler]` is the
 //! model).
 //!
-//! Every `BOX_EVERY` layers (counted from the terminal) the stack is wrapped in
-//! `Boxed`, which boxes that layer's future: rustc computes the layout of nested async
+//! In an agent, each layer's inner app is a `Watch` of the layers below it, which names
+//! at run time a layer that returned without calling inside.
+//!
+//! Every `BOX_EVERY` (8) layers (counted from the terminal) the stack is wrapped in
+//! `Erased` (an agent: its type erased) or `Boxed` (a pipeline), which box that
+//! layer's future: rustc computes the layout of nested async
 //! blocks recursively and overflows its default `recursion_limit` at about 26 of them.
 //! All logic lives in generic functions of `brute::__private::v1`; the code here only
 //! names them, and names nothing outside that path.
@@ -37,8 +41,10 @@ use super::parse::Flavor;
 use super::parse::Parsed;
 use super::validate::Stack;
 
-/// A boxing boundary after this many layers, counted from the terminal.
-const BOX_EVERY: usize = 16;
+/// A boxing boundary after this many layers, counted from the terminal: in an agent
+/// each layer nests twice (with its `Watch`), so 8 layers are 16 nested futures, below
+/// the about 26 at which rustc's layout overflows.
+const BOX_EVERY: usize = 8;
 
 /// Whether the stack is boxed after the layer `depth` layers from the terminal
 /// (never after the outermost one: nothing is nested around it).
@@ -55,10 +61,12 @@ fn last_segment_span(path: &Path) -> Span {
 }
 
 pub(crate) fn expand(stack: &Stack<'_>, flavor: Flavor) -> TokenStream {
-    let checks = placement_checks(stack);
     match (stack.header, &stack.run_type) {
-        (Some(header), Some(run_type)) => expand_type(stack, header, run_type, flavor, checks),
-        _ => expand_expr(stack, flavor, checks),
+        (Some(header), Some(run_type)) => {
+            let checks = placement_checks(stack, true);
+            expand_type(stack, header, run_type, flavor, checks)
+        }
+        _ => expand_expr(stack, flavor, placement_checks(stack, false)),
     }
 }
 
@@ -78,7 +86,7 @@ fn bare_path(path: &Path) -> Path {
 /// message whether that line's rules hold (see `brute::stack::report`). A broken rule
 /// is an unmet bound at the line, its `on_unimplemented` naming the layer by that
 /// parameter, and the kind.
-fn placement_checks(stack: &Stack<'_>) -> TokenStream {
+fn placement_checks(stack: &Stack<'_>, item: bool) -> TokenStream {
     let krate = stack.krate;
     let private = quote! { #krate::__private::v1 };
     let table = format_ident!("__BRUTE_STACK");
@@ -134,16 +142,33 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
     let required = stack.uses.iter().map(|line| {
         let path = bare_path(&line.path);
         let span = last_segment_span(&path);
-        quote_spanned! {span=> #private::required_of(&#private::probe(&#path::__brute_probe)) }
+        quote_spanned! {span=> {
+            let probe = #private::probe(&#path::__brute_probe);
+            #private::ask(&probe, <_ as #private::UseTarget>::check);
+            #private::required_of(&probe)
+        }}
     });
-    quote! {
-        const _: () = {
-            #[allow(unused_imports)]
-            use #private::Probe as _;
-            const #table: &[#private::Placement] = &[#(#entries),*];
-            const #required_table: &[&[&str]] = &[#(#required),*];
-            #(const _: () = { #lines };)*
-        };
+    let tables = quote! {
+        const #table: &[#private::Placement] = &[#(#entries),*];
+        const #required_table: &[&[&str]] = &[#(#required),*];
+    };
+    let lines = quote! { #(const _: () = { #lines };)* };
+    match item {
+        // At module level, everything in one anonymous `const`.
+        true => quote! {
+            const _: () = {
+                #[allow(unused_imports)]
+                use #private::Probe as _;
+                #tables
+                #lines
+            };
+        },
+        // In the block of an expression, the tables are items of the block, which the
+        // code building the stack reads too (`__BRUTE_REQUIRED`).
+        false => quote! {
+            #tables
+            #lines
+        },
     }
 }
 
@@ -310,11 +335,9 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         // by its placement check (`SetsOption`), and the layer, whose `Handler` impl
         // needs the option, is not reported again.
         let written = written_options(line);
+        let required_table = format_ident!("__BRUTE_REQUIRED");
         let unset = quote_spanned! {span=>
-            #private::missing_option(
-                #private::required_of(&#private::probe(&#path::__brute_probe)),
-                &[#(#written),*],
-            ) != 0
+            #private::missing_option(#required_table[#index], &[#(#written),*]) != 0
         };
         quote! {
             let #var = #options;
@@ -365,8 +388,12 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let layers = stack.uses.iter().enumerate().rev().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let depth = total - index;
-        let boxed =
-            box_after(depth, total).then(|| quote! { let #app = #private::Boxed::new(#app); });
+        // An agent's boundary erases the type (each layer nests twice there, with its
+        // `Watch`); a pipeline's only boxes the future.
+        let boxed = box_after(depth, total).then(|| match flavor {
+            Flavor::Agent => quote! { let #app = #private::Erased::new(#app); },
+            Flavor::Pipeline => quote! { let #app = #private::Boxed::new(#app); },
+        });
         let span = last_segment_span(&line.path);
         let layer = quote_spanned! {span=> #private::layer };
         // In an agent, each layer's inner app is a `Watch` naming the first layer
@@ -454,7 +481,10 @@ fn expand_type(
         ty = layer_type(&line.path, ty);
         let depth = total - index;
         if box_after(depth, total) {
-            ty = quote! { #krate::__private::v1::Boxed<#ty> };
+            ty = match flavor {
+                Flavor::Agent => quote! { #krate::__private::v1::Erased<'static> },
+                Flavor::Pipeline => quote! { #krate::__private::v1::Boxed<#ty> },
+            };
         }
     }
     if flavor == Flavor::Agent {

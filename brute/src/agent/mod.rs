@@ -2,9 +2,13 @@
 //! [`Stack`], which builds one without the macro.
 
 mod builder;
+mod from_fn;
 mod watch;
 
 pub use builder::{Build, Stack};
+pub use from_fn::{
+    Anywhere, FnLayer, LayerCall, LayerFn, MiddlewareFn, Next, NoFn, PlaceFn, middleware_fn,
+};
 #[doc(hidden)]
 pub use watch::Watch;
 
@@ -401,6 +405,33 @@ pub struct BoxStack(Arc<dyn ErasedHandler>);
 impl Handler<Env> for BoxStack {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         self.0.call_boxed(env).await
+    }
+}
+
+/// A boxing boundary of a `brute_agent!` stack, every 8 layers: the stack below with
+/// its type erased, so that neither rustc's layout of nested futures nor its proof that
+/// every layer is a `Send` handler grows with the depth of the whole stack (each layer
+/// and its [`Watch`] nest twice). One boxed future per pass through it.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Erased<'a>(Arc<dyn ErasedHandler + 'a>);
+
+impl<'a> Erased<'a> {
+    /// Erases the type of `stack`.
+    pub fn new<H: Handler<Env> + 'a>(stack: H) -> Self {
+        Erased(Arc::new(stack))
+    }
+}
+
+impl Handler<Env> for Erased<'_> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.0.call_boxed(env).await
+    }
+}
+
+impl fmt::Debug for Erased<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Erased")
     }
 }
 
