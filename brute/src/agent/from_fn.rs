@@ -107,7 +107,7 @@ pub struct NoFn;
 /// ```
 /// use brute::kind::Loops;
 /// use brute::middleware::{Loop, MaxIterations};
-/// use brute::stack::{FnLayer, MiddlewareFn, NoFn, PlaceFn, Placement, Stack, middleware_fn};
+/// use brute::stack::{Middleware, MiddlewareFn, NoFn, PlaceFn, Placement, Stack, middleware_fn};
 /// use brute::{Message, brute_agent};
 ///
 /// /// Counts passes, inside a loop.
@@ -119,7 +119,7 @@ pub struct NoFn;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let agent = brute_agent! {
-///     use FnLayer { call: async |env, next| {
+///     use brute::stack::FnLayer { call: async |env, next| {
 ///         env.metadata.insert("seen".into(), true.into());
 ///         next.run(env).await
 ///     } };
