@@ -355,9 +355,10 @@ pub use brute_macros::Middleware;
 /// error at that option. Each `use` line is checked at its own span: that it names a
 /// middleware, that its placement rules hold, and that the layer it builds is a
 /// [`Handler`] over the layers below it; `run` is checked to be a [`Model`]. Each
-/// mistake is one error at its line. A turn that returns without ever reaching the
-/// model (a middleware that never called its inner app, and answered nothing) fails
-/// with an error naming the layers, rather than ending `Unfinished`.
+/// mistake is one error at its line. A middleware that returns without calling its
+/// inner app, on any pass, and neither ended the turn nor changed the transcript in its
+/// place, fails the turn with an error naming that layer alone, rather than the turn
+/// ending `Ok` with no answer.
 /// [`stack::Stack`] builds the same stack without the macro.
 ///
 /// To store agents in structs, the same block can declare a named type: write
