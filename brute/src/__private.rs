@@ -31,6 +31,9 @@ pub mod v1 {
         missing_option, options_probe, placement_of, placement_report, probe, required_of,
     };
 
+    /// What a `run |env| async { .. }` closure returns, written out by `brute_agent!`.
+    pub type RunResult<R> = Result<R, crate::error::Error>;
+
     /// `run handler;` in `pipeline!`.
     pub fn handler<H>(handler: H) -> H {
         handler

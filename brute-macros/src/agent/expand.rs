@@ -233,7 +233,7 @@ enum RunClosure {
 /// (a closure whose whole body is an async block, with no `move` on the closure) is
 /// rewritten to the async closure `async |..| { .. }`: the same captures, and its
 /// future may borrow the env, which a closure returning an async block cannot do.
-fn run_closure(tokens: &TokenStream) -> RunClosure {
+fn run_closure(tokens: &TokenStream, private: &TokenStream) -> RunClosure {
     let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
     let is_ident = |tree: Option<&TokenTree>, word: &str| matches!(tree, Some(TokenTree::Ident(i)) if i == word);
     if is_ident(trees.first(), "async") {
@@ -258,7 +258,18 @@ fn run_closure(tokens: &TokenStream) -> RunClosure {
         [TokenTree::Group(block)] if block.delimiter() == proc_macro2::Delimiter::Brace => {
             let async_kw = &trees[close + 1];
             let params = &trees[..=close];
-            RunClosure::Async(quote! { #async_kw #(#params)* #block })
+            // The return type written out: a body that is not a `Result` is rustc's
+            // "expected `Result<_, Error>`" at its value, with the hint to wrap it in
+            // `Ok(..)`, not a mismatch between two async closure bodies.
+            // (The value is bound to a `let` of that type: the mismatch is then
+            // reported at the body's value, with rustc's hint to wrap it in `Ok`.)
+            let reply = format_ident!("__brute_reply", span = Span::mixed_site());
+            RunClosure::Async(quote! {
+                #async_kw #(#params)* -> #private::RunResult<_> {
+                    let #reply: #private::RunResult<_> = #block;
+                    #reply
+                }
+            })
         }
         _ => RunClosure::Plain,
     }
@@ -353,7 +364,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let run_tokens = &stack.run.tokens;
     let span = run_span(stack);
     let terminal = match (flavor, is_closure(run_tokens)) {
-        (Flavor::Agent, true) => match run_closure(run_tokens) {
+        (Flavor::Agent, true) => match run_closure(run_tokens, &private) {
             RunClosure::Async(closure) => {
                 quote_spanned! {span=> #private::terminal_async(#closure) }
             }
