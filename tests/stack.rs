@@ -294,3 +294,124 @@ async fn a_model_error_ends_the_turn_with_a_typed_error() {
         other => panic!("expected a model error, got {other:?}"),
     }
 }
+
+/// The options of a hand-written layer: one impl per trait, its placement on the
+/// options type.
+struct Stamp {
+    key: &'static str,
+}
+
+impl Stamp {
+    fn key(mut self, key: &'static str) -> Self {
+        self.key = key;
+        self
+    }
+}
+
+impl brute::stack::Middleware for Stamp {
+    type Options = Stamp;
+    const PLACEMENT: brute::stack::Placement =
+        brute::stack::Placement::new("Stamp", module_path!()).inside::<brute::kind::Loops>();
+    fn options() -> Stamp {
+        Stamp { key: "stamp" }
+    }
+}
+
+impl<A> brute::stack::Layer<A> for Stamp {
+    type Output = StampLayer<A>;
+    fn layer(self, app: A) -> StampLayer<A> {
+        StampLayer { app, key: self.key }
+    }
+}
+
+/// The layer `Stamp` builds: writes the pass into `env.metadata[key]`.
+struct StampLayer<A> {
+    app: A,
+    key: &'static str,
+}
+
+impl<A: Handler<Env>> Handler<Env> for StampLayer<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        env.metadata.insert(self.key.into(), env.iteration.into());
+        self.app.call(env).await
+    }
+}
+
+#[tokio::test]
+async fn a_hand_written_layer_with_one_impl_per_trait_works_in_the_macro_and_in_stack() {
+    let agent = brute_agent! {
+        use Loop::While { condition: |env| env.iteration < 3 };
+        use Stamp { key: "n" };
+        run |_env| async { Ok(Message::assistant("pass")) };
+    };
+    assert_eq!(agent.start("go").await.unwrap().env.metadata["n"], 3);
+
+    let agent = brute::stack::Stack::new()
+        .layer(Loop::While::options().condition(|env| env.iteration < 2))
+        .layer(Stamp::options().key("k"))
+        .run(ScriptedModel::new([
+            Message::assistant("one"),
+            Message::assistant("two"),
+        ]));
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.env.metadata["k"], 2);
+    assert_eq!(outcome.text(), Some("two"));
+}
+
+/// Where the closure layer of the test below sits: inside a loop.
+struct PerPass;
+
+impl brute::stack::PlaceFn for PerPass {
+    const PLACEMENT: brute::stack::Placement =
+        brute::stack::Placement::new("PerPass", module_path!()).inside::<brute::kind::Loops>();
+}
+
+type CountPasses = brute::stack::MiddlewareFn<brute::stack::NoFn, PerPass>;
+
+#[tokio::test]
+async fn a_closure_layer_runs_before_and_after_the_layers_below_in_the_macro_and_in_stack() {
+    let log = Log::default();
+    let seen = log.clone();
+    let agent = brute_agent! {
+        use brute::stack::FnLayer { call: async |env, next| {
+            seen.lock().unwrap().push(format!("in {}", env.messages.len()));
+            let result = next.run(env).await;
+            seen.lock().unwrap().push(format!("out {}", env.messages.len()));
+            result
+        } };
+        use Loop::While { condition: |env| env.iteration < 3 };
+        use CountPasses { call: async |env, next| {
+            env.metadata.insert("passes".into(), env.iteration.into());
+            next.run(env).await
+        } };
+        run |_env| async { Ok(Message::assistant("pass")) };
+    };
+    let outcome = agent.start("go").await.unwrap();
+    assert_eq!(outcome.env.metadata["passes"], 3);
+    assert_eq!(*log.lock().unwrap(), ["in 1", "out 4"]);
+
+    let agent = brute::stack::Stack::new()
+        .layer(Loop::While::options().condition(|env| env.iteration < 2))
+        .layer(
+            brute::stack::middleware_fn(async |env, next| {
+                env.metadata.insert("passes".into(), env.iteration.into());
+                next.run(env).await
+            })
+            .placed::<PerPass>(),
+        )
+        .run(ScriptedModel::new([
+            Message::assistant("one"),
+            Message::assistant("two"),
+        ]));
+    assert_eq!(agent.start("go").await.unwrap().env.metadata["passes"], 2);
+}
+
+#[tokio::test]
+async fn a_closure_layer_that_ends_the_turn_without_the_layers_below_is_named() {
+    let agent = brute_agent! {
+        use brute::stack::FnLayer { call: async |_env, _next| Ok(()) };
+        run ScriptedModel::new([Message::assistant("never asked")]);
+    };
+    let error = agent.start("go").await.unwrap_err();
+    assert_eq!(error.layer_name(), Some("brute::stack::FnLayer"), "{error}");
+}

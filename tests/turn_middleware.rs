@@ -450,3 +450,70 @@ async fn a_middleware_that_answers_or_exits_without_its_inner_app_ends_the_turn_
         StopReason::Exited(ExitReason::Limit { .. })
     ));
 }
+
+/// Calls its inner app on the first pass of a loop only: later passes end with the
+/// tool results of the first unanswered.
+#[derive(brute::Middleware)]
+struct FirstPassOnly<A> {
+    app: A,
+}
+
+impl<A: brute::Handler<Env>> brute::Handler<Env> for FirstPassOnly<A> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        if env.iteration == 1 {
+            self.app.call(env).await?;
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_that_skips_its_inner_app_on_a_later_pass_fails_the_turn_naming_it_alone() {
+    let model = ScriptedModel::per_turn([echo_calls("a", &["1"]), Message::assistant("done")]);
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: "terse" };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use FirstPassOnly;
+        use RunTools;
+        run model;
+    };
+    let error = agent.start("go").await.unwrap_err();
+    assert_eq!(error.layer_name(), Some("FirstPassOnly"), "{error}");
+    let text = error.to_string();
+    assert!(
+        text.contains("`FirstPassOnly` returned without calling its inner app"),
+        "{text}"
+    );
+    for other in [
+        "SystemPrompt",
+        "Loop::ToolResult",
+        "MaxIterations",
+        "RunTools",
+    ] {
+        assert!(!text.contains(other), "names `{other}`: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_that_never_calls_its_inner_app_is_named_alone_among_five() {
+    let agent = brute_agent! {
+        use SystemPrompt { prompt: "terse" };
+        use Loop::ToolResult;
+        use MaxIterations { max: 5 };
+        use Forgetful;
+        use RunTools;
+        run ScriptedModel::new([Message::assistant("never asked")]);
+    };
+    let error = agent.start("go").await.unwrap_err();
+    assert_eq!(error.layer_name(), Some("Forgetful"), "{error}");
+    let text = error.to_string();
+    for other in [
+        "SystemPrompt",
+        "Loop::ToolResult",
+        "MaxIterations",
+        "RunTools",
+    ] {
+        assert!(!text.contains(other), "names `{other}`: {text}");
+    }
+}

@@ -10,11 +10,11 @@ pub mod v1 {
 
     use crate::agent::Agent as AgentType;
 
-    pub use crate::agent::Agent;
+    pub use crate::agent::{Agent, Erased, Watch};
     pub use crate::env::Env;
     pub use crate::handler::{
-        Fallback, Handler, IsHandler, IsSend, NotAHandler, NotSend, SendLine, SendOptions, UseLine,
-        ask_send, ask_use_line, handler_fn,
+        Fallback, Handler, HandlesTheLayersBelow, IsHandler, IsSend, NotAHandler, NotSend,
+        SendLine, SendOptions, UseLine, ask_send, ask_use_line, handler_fn,
     };
     pub use crate::model::Model;
     pub use crate::model::{
@@ -25,11 +25,14 @@ pub mod v1 {
         AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, HasOptionNames,
         Holds, IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
         MissingOption, NamedOptions, NeedsInner, NoApp, NotAMiddleware, NotMiddleware,
-        OneSessionLog, OptionName, Placement, Probe, Rule, SLOTS, Said, Sealed,
-        SessionLogOutsideCompaction, SessionLogOutsideLoops, SitsInside, SitsOutside,
+        OneSessionLog, OptionName, OptionsUnset, Placement, Probe, Rule, SLOTS, Said, Sealed,
+        SessionLogOutsideCompaction, SessionLogOutsideLoops, SetsOption, SitsInside, SitsOutside,
         ToolPipelineInsideLoop, TypeProbe, UnnamedOptions, UseTarget, Wraps, ask, kind, kind_hash,
-        options_probe, placement_of, placement_report, probe,
+        missing_option, options_probe, placement_of, placement_report, probe, required_of,
     };
+
+    /// What a `run |env| async { .. }` closure returns, written out by `brute_agent!`.
+    pub type RunResult<R> = Result<R, crate::error::Error>;
 
     /// `run handler;` in `pipeline!`.
     pub fn handler<H>(handler: H) -> H {
@@ -41,14 +44,15 @@ pub mod v1 {
         options.layer(app)
     }
 
-    /// The agent around a finished stack whose `use` lines are `layers`.
+    /// The agent around a finished stack whose `use` lines are `layers`, each but the
+    /// first over a [`Watch`] of the layers below it.
     pub fn agent<S>(stack: S, layers: &'static [&'static str]) -> AgentType<S> {
-        AgentType::named(stack, layers)
+        AgentType::watched(stack, layers)
     }
 
     /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
-    /// the layout of every nested async block at once. `brute_agent!` puts one every 16
-    /// layers.
+    /// the layout of every nested async block at once. `brute_agent!` puts one every 8
+    /// layers of a pipeline ([`Erased`] in an agent).
     pub use crate::handler::Boxed;
 
     /// See [`Fallback`].

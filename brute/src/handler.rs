@@ -40,16 +40,6 @@ use crate::error::Error;
 pub trait Handler<E>: Send + Sync {
     /// Handles `env` once.
     fn call(&self, env: &mut E) -> impl Future<Output = Result<(), Error>> + Send;
-
-    /// Not called: `brute_agent!` names it (`<_ as Handler<Env>>::check_use_line`) to
-    /// ask whether the layer built at a `use` line handles the env, so that a failed
-    /// bound is reported at the line as this trait's, with no helper in its notes.
-    #[doc(hidden)]
-    fn check_use_line(_line: &UseLine<Self>)
-    where
-        Self: Sized,
-    {
-    }
 }
 
 impl<E, H: Handler<E> + ?Sized> Handler<E> for std::sync::Arc<H> {
@@ -137,6 +127,8 @@ pub trait IsHandler {
     type Layer;
     /// The layer, unchanged.
     fn handler_over_inner_layers(&self) -> Self::Layer;
+    /// [`Handles`]: the line holds.
+    fn verdict(&self) -> Handles;
 }
 
 impl<H: Handler<crate::env::Env>> IsHandler for &UseLine<H> {
@@ -144,28 +136,68 @@ impl<H: Handler<crate::env::Env>> IsHandler for &UseLine<H> {
     fn handler_over_inner_layers(&self) -> H {
         self.take()
     }
+    fn verdict(&self) -> Handles {
+        Handles
+    }
 }
 
 /// The check of a [`UseLine`] that fails: a [`Fallback`] in the layer's place, so
-/// that nothing further out fails again. The error itself is [`ask_use_line`]'s.
+/// that nothing further out fails again, and [`ThisLayer`] as the verdict, which
+/// [`ask_use_line`] reports.
 #[doc(hidden)]
 pub trait NotAHandler {
     /// A [`Fallback`].
     fn handler_over_inner_layers(&self) -> Fallback;
+    /// [`ThisLayer`]: the line is the error.
+    fn verdict(&self) -> ThisLayer;
 }
 
 impl<H> NotAHandler for UseLine<H> {
     fn handler_over_inner_layers(&self) -> Fallback {
         Fallback
     }
+    fn verdict(&self) -> ThisLayer {
+        ThisLayer
+    }
 }
 
-/// Asks whether the layer `line` holds is a [`Handler`] of the env:
-/// `ask_use_line(&line, <_ as Handler<Env>>::check_use_line)`. The bound comes from
-/// the trait path, not from a helper's `where` clause, so rustc reports it at the line
-/// with no note pointing into brute.
+/// The verdict on a `use` line whose layer handles the env over the layers below it.
 #[doc(hidden)]
-pub fn ask_use_line<H>(_line: &UseLine<H>, _question: fn(&UseLine<H>)) {}
+#[derive(Clone, Copy, Debug)]
+pub struct Handles;
+
+/// The verdict on a `use` line whose layer does not handle the env over the layers
+/// below it: the error names it by this word, and the layer by the line's span
+/// (the types of the stack below are the macro's, not the user's words).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct ThisLayer;
+
+/// What the layer of a `use` line must do: handle the env over the layers below it.
+/// Asked of the line's verdict ([`ask_use_line`]); only [`Handles`] implements it.
+#[diagnostic::on_unimplemented(
+    message = "the layer of this `use` line cannot wrap the layers below it: its `Handler<Env>` impl asks of its inner app more than `Handler<Env>`, or the layer is not `Send + Sync`",
+    label = "this layer does not handle the turn over the layers below it",
+    note = "write the impl for any inner app that handles the env: `impl<A: Handler<Env>> Handler<Env> for MyLayer<A>`; a further bound on `A` (`A: Default`, `A: Clone`, ..) is not met by the layers a stack puts below it",
+    note = "every field of a layer must be `Send + Sync` (an agent runs on a multi-threaded runtime): share state with `Arc<Mutex<..>>` or atomics, not `Rc` or `RefCell`"
+)]
+#[doc(hidden)]
+pub trait HandlesTheLayersBelow {
+    /// Not called: names the type for [`ask_use_line`].
+    fn check(_verdict: &Self)
+    where
+        Self: Sized,
+    {
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl HandlesTheLayersBelow for Handles {}
+
+/// Asks [`HandlesTheLayersBelow`] of a `use` line's verdict:
+/// `ask_use_line(&(&&line).verdict(), <_ as HandlesTheLayersBelow>::check)`.
+#[doc(hidden)]
+pub fn ask_use_line<V>(_verdict: &V, _question: fn(&V)) {}
 
 /// What the options of a `use` line must be: `Send + Sync`, since every stack runs on
 /// a multi-threaded runtime. Asked of the options (`ask_send(&line, <_ as
@@ -242,8 +274,8 @@ impl<O> NotSend for SendLine<O> {
 }
 
 /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
-/// the layout of every nested async block at once. `brute_agent!` puts one every 16
-/// layers.
+/// the layout of every nested async block at once. `pipeline!` puts one every 8
+/// layers (`brute_agent!` erases the stack's type there instead).
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct Boxed<H>(H);

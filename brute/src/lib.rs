@@ -21,7 +21,7 @@
 //! [`brute_agent!`] turns a block of `use` lines into one statically typed nested value,
 //! first `use` outermost. Each layer is a struct holding the next and calls it directly,
 //! so a turn is one monomorphised future with no trait object between layers (boxed
-//! below every 16th layer: see [Deep stacks](#deep-stacks)). Inside a layer, what varies
+//! below every 8th layer: see [Deep stacks](#deep-stacks)). Inside a layer, what varies
 //! at run time is dynamic: a session's writes go through the env's `Box<dyn Persist>`,
 //! one boxed future per save.
 //!
@@ -124,8 +124,10 @@ one string: [`providers::from_spec`]),
 //!
 //! rustc computes the layout of nested async blocks recursively and fails at about 26
 //! of them under the default `recursion_limit`. `brute_agent!` therefore boxes the
-//! future of the stack below every 16th layer (counted from the terminal): stacks of up
-//! to 16 layers have no allocation at all, and a 64-layer stack has three boxes.
+//! future of the stack below every 8th layer (counted from the terminal; each layer
+//! nests twice, with the check that names a layer that returned without calling the
+//! one below it), erasing its type there: stacks of up to 8 layers have no allocation
+//! at all, and a 64-layer stack has seven boxes.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The docs link the providers' items, which exist only with their features: a docs build
@@ -353,9 +355,10 @@ pub use brute_macros::Middleware;
 /// error at that option. Each `use` line is checked at its own span: that it names a
 /// middleware, that its placement rules hold, and that the layer it builds is a
 /// [`Handler`] over the layers below it; `run` is checked to be a [`Model`]. Each
-/// mistake is one error at its line. A turn that returns without ever reaching the
-/// model (a middleware that never called its inner app, and answered nothing) fails
-/// with an error naming the layers, rather than ending `Unfinished`.
+/// mistake is one error at its line. A middleware that returns without calling its
+/// inner app, on any pass, and neither ended the turn nor changed the transcript in its
+/// place, fails the turn with an error naming that layer alone, rather than the turn
+/// ending `Ok` with no answer.
 /// [`stack::Stack`] builds the same stack without the macro.
 ///
 /// To store agents in structs, the same block can declare a named type: write

@@ -11,26 +11,22 @@
 //!   [`Placement`]. Each `option: value` calls the options' method `option(value)`.
 //!
 //! `#[derive(Middleware)]` writes all of it for a struct holding its app and options;
-//! nothing it generates is needed to write a middleware by hand. A hand-written one,
-//! with its own placement rule:
+//! nothing it generates is needed to write a middleware by hand. A hand-written one is
+//! two structs and one impl per trait: the options (`Layer`, and `Middleware` with the
+//! placement, on the options type: `use` finds it by its name, and [`Stack::layer`]
+//! takes it) and the layer (`Handler`). With its own placement rule:
 //!
 //! ```
 //! use brute::kind::Loops;
-//! use brute::stack::{Layer, Middleware, NoApp, Placement};
+//! use brute::stack::{Layer, Middleware, Placement, Stack};
 //! use brute::{Env, Error, Handler, Message, brute_agent, middleware::Loop as LoopLayer};
 //!
-//! /// Counts the passes of a turn in `env.metadata["passes"]`.
-//! pub struct CountPasses<A> {
-//!     app: A,
+//! /// The options of a layer that counts the passes of a turn in `env.metadata[key]`.
+//! pub struct CountPasses {
 //!     key: String,
 //! }
 //!
-//! /// The options of `CountPasses`: its `Layer`.
-//! pub struct CountPassesLayer {
-//!     key: String,
-//! }
-//!
-//! impl CountPassesLayer {
+//! impl CountPasses {
 //!     /// The metadata key (option `key`).
 //!     pub fn key(mut self, key: impl Into<String>) -> Self {
 //!         self.key = key.into();
@@ -38,23 +34,30 @@
 //!     }
 //! }
 //!
-//! impl<A> Layer<A> for CountPassesLayer {
-//!     type Output = CountPasses<A>;
-//!     fn layer(self, app: A) -> CountPasses<A> {
-//!         CountPasses { app, key: self.key }
-//!     }
-//! }
-//!
-//! /// What `use CountPasses { .. }` finds.
-//! impl Middleware for CountPasses<NoApp> {
-//!     type Options = CountPassesLayer;
+//! /// What `use CountPasses { .. }` and `Stack::layer` find: the options at their
+//! /// defaults, and where the layer may sit.
+//! impl Middleware for CountPasses {
+//!     type Options = CountPasses;
 //!     const PLACEMENT: Placement = Placement::new("CountPasses", module_path!()).inside::<Loops>();
-//!     fn options() -> CountPassesLayer {
-//!         CountPassesLayer { key: "passes".into() }
+//!     fn options() -> CountPasses {
+//!         CountPasses { key: "passes".into() }
 //!     }
 //! }
 //!
-//! impl<A: Handler<Env>> Handler<Env> for CountPasses<A> {
+//! impl<A> Layer<A> for CountPasses {
+//!     type Output = CountPassesLayer<A>;
+//!     fn layer(self, app: A) -> CountPassesLayer<A> {
+//!         CountPassesLayer { app, key: self.key }
+//!     }
+//! }
+//!
+//! /// The layer, around the stack below it.
+//! pub struct CountPassesLayer<A> {
+//!     app: A,
+//!     key: String,
+//! }
+//!
+//! impl<A: Handler<Env>> Handler<Env> for CountPassesLayer<A> {
 //!     async fn call(&self, env: &mut Env) -> Result<(), Error> {
 //!         env.metadata.insert(self.key.clone(), env.iteration.into());
 //!         self.app.call(env).await
@@ -68,8 +71,18 @@
 //!     run |_env| async { Ok(Message::assistant("pass")) };
 //! };
 //! assert_eq!(agent.start("go").await?.env.metadata["n"], 3);
+//!
+//! let agent = Stack::new()
+//!     .layer(LoopLayer::While::options().condition(|env| env.iteration < 2))
+//!     .layer(CountPasses::options().key("k"))
+//!     .run(brute::providers::ScriptedModel::new([Message::assistant("one"), Message::assistant("two")]));
+//! assert_eq!(agent.start("go").await?.env.metadata["k"], 2);
 //! # Ok::<(), brute::Error>(()) }).unwrap();
 //! ```
+//!
+//! A layer that is one closure needs no struct: [`middleware_fn`] (axum's `from_fn`)
+//! makes one from `async |env, next| { ..; next.run(env).await }`, with a placement
+//! declared on a type of yours ([`PlaceFn`]); see [`MiddlewareFn`].
 //!
 //! Placement rules come from two places: the layer's own ([`Placement::inside`],
 //! [`outside`](Placement::outside), [`requires_inner`](Placement::requires_inner),
@@ -88,10 +101,13 @@ pub(crate) mod placement;
 mod probe;
 mod report;
 
-pub use crate::agent::{BoxStack, Build, Stack};
+pub use crate::agent::{
+    Anywhere, BoxStack, Build, FnLayer, LayerCall, LayerFn, MiddlewareFn, Next, NoFn, PlaceFn,
+    Stack, middleware_fn,
+};
 pub use crate::handler::{HandlerFn, handler_fn};
 #[doc(hidden)]
-pub use crate::handler::{SendLine, SendOptions};
+pub use crate::handler::{Handles, HandlesTheLayersBelow, SendLine, SendOptions, ThisLayer};
 pub use placement::Placement;
 #[doc(hidden)]
 pub use placement::{Check, KindInfo, Rule, Said};
@@ -103,9 +119,10 @@ pub use probe::{
 #[doc(hidden)]
 pub use report::{
     AModel, AlsoHolds, AppearsOnce, CompactionInsideLoop, ForbidsInner, Holds, KindId, KindOf,
-    LoopsDoNotNest, NeedsInner, OneSessionLog, SLOTS, SameLayer, SessionLogOutsideCompaction,
-    SessionLogOutsideLoops, SitsInside, SitsOutside, ToolPipelineInsideLoop, UseTarget, ask, kind,
-    kind_hash, placement_of, placement_report, probe,
+    LoopsDoNotNest, NeedsInner, OneSessionLog, OptionsUnset, SLOTS, SameLayer,
+    SessionLogOutsideCompaction, SessionLogOutsideLoops, SetsOption, SitsInside, SitsOutside,
+    ToolPipelineInsideLoop, UseTarget, ask, kind, kind_hash, missing_option, placement_of,
+    placement_report, probe, required_of,
 };
 
 /// The supertrait that seals [`Kind`]: only `kind!` implements it.
@@ -124,8 +141,10 @@ pub trait Sealed {}
 /// layer through [`Layer`].
 ///
 /// `#[derive(Middleware)]` implements it; so can you (see the [module](self)).
-/// Implement it on one type per middleware: `Name<NoApp>` (rustc infers the app slot
-/// from that one impl, so `Name::options()` works without naming it).
+/// By hand, implement it once, on the options type (`type Options = Self`): `use
+/// Options { .. }` finds it by that name and [`Stack::layer`] takes its values. (The
+/// derive also implements it on `Name<NoApp>`, so that `use Name` names the
+/// middleware itself; rustc infers the app slot from that one impl.)
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a middleware",
     label = "not a middleware: `use` takes a type implementing `brute::Middleware`",
@@ -138,6 +157,13 @@ pub trait Middleware {
     const PLACEMENT: Placement;
     /// The options, each at its default.
     fn options() -> Self::Options;
+    /// The options a `use` line must set, because they have no default, each as
+    /// `module::Name::option`: `brute_agent!` reports the first one a line leaves out
+    /// as "`Name` needs `..::Name::option`". `#[derive(Middleware)]` lists its generic
+    /// options without a `default_type` (each with a type of that path, which
+    /// `brute_agent!` names in the error).
+    #[doc(hidden)]
+    const REQUIRED_OPTIONS: &'static [&'static str] = &[];
 }
 
 /// A value that wraps an inner app into a middleware: tower's `Layer`. The options of

@@ -22,8 +22,12 @@
 //! keep the rest of the block from failing again (axum's `#[debug_handler]` is the
 //! model).
 //!
-//! Every `BOX_EVERY` layers (counted from the terminal) the stack is wrapped in
-//! `Boxed`, which boxes that layer's future: rustc computes the layout of nested async
+//! In an agent, each layer's inner app is a `Watch` of the layers below it, which names
+//! at run time a layer that returned without calling inside.
+//!
+//! Every `BOX_EVERY` (8) layers (counted from the terminal) the stack is wrapped in
+//! `Erased` (an agent: its type erased) or `Boxed` (a pipeline), which box that
+//! layer's future: rustc computes the layout of nested async
 //! blocks recursively and overflows its default `recursion_limit` at about 26 of them.
 //! All logic lives in generic functions of `brute::__private::v1`; the code here only
 //! names them, and names nothing outside that path.
@@ -37,8 +41,10 @@ use super::parse::Flavor;
 use super::parse::Parsed;
 use super::validate::Stack;
 
-/// A boxing boundary after this many layers, counted from the terminal.
-const BOX_EVERY: usize = 16;
+/// A boxing boundary after this many layers, counted from the terminal: in an agent
+/// each layer nests twice (with its `Watch`), so 8 layers are 16 nested futures, below
+/// the about 26 at which rustc's layout overflows.
+const BOX_EVERY: usize = 8;
 
 /// Whether the stack is boxed after the layer `depth` layers from the terminal
 /// (never after the outermost one: nothing is nested around it).
@@ -55,10 +61,12 @@ fn last_segment_span(path: &Path) -> Span {
 }
 
 pub(crate) fn expand(stack: &Stack<'_>, flavor: Flavor) -> TokenStream {
-    let checks = placement_checks(stack);
     match (stack.header, &stack.run_type) {
-        (Some(header), Some(run_type)) => expand_type(stack, header, run_type, flavor, checks),
-        _ => expand_expr(stack, flavor, checks),
+        (Some(header), Some(run_type)) => {
+            let checks = placement_checks(stack, true);
+            expand_type(stack, header, run_type, flavor, checks)
+        }
+        _ => expand_expr(stack, flavor, placement_checks(stack, false)),
     }
 }
 
@@ -78,7 +86,7 @@ fn bare_path(path: &Path) -> Path {
 /// message whether that line's rules hold (see `brute::stack::report`). A broken rule
 /// is an unmet bound at the line, its `on_unimplemented` naming the layer by that
 /// parameter, and the kind.
-fn placement_checks(stack: &Stack<'_>) -> TokenStream {
+fn placement_checks(stack: &Stack<'_>, item: bool) -> TokenStream {
     let krate = stack.krate;
     let private = quote! { #krate::__private::v1 };
     let table = format_ident!("__BRUTE_STACK");
@@ -113,22 +121,64 @@ fn placement_checks(stack: &Stack<'_>) -> TokenStream {
                 <#named as #private::#said<_>>::check(#private::kind::<#kind, _>());
             }
         });
+        let written = written_options(line);
+        let required_table = format_ident!("__BRUTE_REQUIRED");
+        let sets = quote_spanned! {span=>
+            const MISSING: u64 = #private::missing_option(#required_table[#index], &[#(#written),*]);
+            <#named as #private::SetsOption<_>>::check(#private::kind::<MISSING, _>());
+        };
         quote! {
             #[allow(non_camel_case_types, non_snake_case, dead_code, clippy::extra_unused_type_parameters)]
             fn line<#param>() {
                 const REPORT: [u64; #private::SLOTS] = #private::placement_report(#table, #index);
                 #(#checks)*
+                #sets
             }
         }
     });
-    quote! {
-        const _: () = {
-            #[allow(unused_imports)]
-            use #private::Probe as _;
-            const #table: &[#private::Placement] = &[#(#entries),*];
-            #(const _: () = { #lines };)*
-        };
+    // The options each middleware requires, asked at the same span as its placement
+    // (a type that is not a middleware is reported once).
+    let required_table = format_ident!("__BRUTE_REQUIRED");
+    let required = stack.uses.iter().map(|line| {
+        let path = bare_path(&line.path);
+        let span = last_segment_span(&path);
+        quote_spanned! {span=> {
+            let probe = #private::probe(&#path::__brute_probe);
+            #private::ask(&probe, <_ as #private::UseTarget>::check);
+            #private::required_of(&probe)
+        }}
+    });
+    let tables = quote! {
+        const #table: &[#private::Placement] = &[#(#entries),*];
+        const #required_table: &[&[&str]] = &[#(#required),*];
+    };
+    let lines = quote! { #(const _: () = { #lines };)* };
+    match item {
+        // At module level, everything in one anonymous `const`.
+        true => quote! {
+            const _: () = {
+                #[allow(unused_imports)]
+                use #private::Probe as _;
+                #tables
+                #lines
+            };
+        },
+        // In the block of an expression, the tables are items of the block, which the
+        // code building the stack reads too (`__BRUTE_REQUIRED`).
+        false => quote! {
+            #tables
+            #lines
+        },
     }
+}
+
+/// The names of the options a `use` line sets, as string literals.
+fn written_options(line: &super::parse::UseLine) -> Vec<String> {
+    line.options
+        .iter()
+        .flat_map(|o| &o.fields)
+        .map(|field| field.name.to_string())
+        .collect()
 }
 
 /// The traits of `brute::stack::report`, in the order of its `Said` (one per slot of
@@ -183,7 +233,7 @@ enum RunClosure {
 /// (a closure whose whole body is an async block, with no `move` on the closure) is
 /// rewritten to the async closure `async |..| { .. }`: the same captures, and its
 /// future may borrow the env, which a closure returning an async block cannot do.
-fn run_closure(tokens: &TokenStream) -> RunClosure {
+fn run_closure(tokens: &TokenStream, private: &TokenStream) -> RunClosure {
     let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
     let is_ident = |tree: Option<&TokenTree>, word: &str| matches!(tree, Some(TokenTree::Ident(i)) if i == word);
     if is_ident(trees.first(), "async") {
@@ -208,7 +258,18 @@ fn run_closure(tokens: &TokenStream) -> RunClosure {
         [TokenTree::Group(block)] if block.delimiter() == proc_macro2::Delimiter::Brace => {
             let async_kw = &trees[close + 1];
             let params = &trees[..=close];
-            RunClosure::Async(quote! { #async_kw #(#params)* #block })
+            // The return type written out: a body that is not a `Result` is rustc's
+            // "expected `Result<_, Error>`" at its value, with the hint to wrap it in
+            // `Ok(..)`, not a mismatch between two async closure bodies.
+            // (The value is bound to a `let` of that type: the mismatch is then
+            // reported at the body's value, with rustc's hint to wrap it in `Ok`.)
+            let reply = format_ident!("__brute_reply", span = Span::mixed_site());
+            RunClosure::Async(quote! {
+                #async_kw #(#params)* -> #private::RunResult<_> {
+                    let #reply: #private::RunResult<_> = #block;
+                    #reply
+                }
+            })
         }
         _ => RunClosure::Plain,
     }
@@ -281,17 +342,29 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
                 });
             }
         });
+        // Options that leave out a required one build nothing: the line is reported
+        // by its placement check (`SetsOption`), and the layer, whose `Handler` impl
+        // needs the option, is not reported again.
+        let written = written_options(line);
+        let required_table = format_ident!("__BRUTE_REQUIRED");
+        let unset = quote_spanned! {span=>
+            #private::missing_option(#required_table[#index], &[#(#written),*]) != 0
+        };
         quote! {
             let #var = #options;
             #names
             #(#setters)*
+            let #var = {
+                const UNSET: bool = #unset;
+                #private::OptionsUnset::<UNSET, _>(#var).checked()
+            };
             #send
         }
     });
     let run_tokens = &stack.run.tokens;
     let span = run_span(stack);
     let terminal = match (flavor, is_closure(run_tokens)) {
-        (Flavor::Agent, true) => match run_closure(run_tokens) {
+        (Flavor::Agent, true) => match run_closure(run_tokens, &private) {
             RunClosure::Async(closure) => {
                 quote_spanned! {span=> #private::terminal_async(#closure) }
             }
@@ -326,22 +399,44 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
     let layers = stack.uses.iter().enumerate().rev().map(|(index, line)| {
         let var = format_ident!("__brute_o{}", index);
         let depth = total - index;
-        let boxed =
-            box_after(depth, total).then(|| quote! { let #app = #private::Boxed::new(#app); });
+        // An agent's boundary erases the type (each layer nests twice there, with its
+        // `Watch`); a pipeline's only boxes the future.
+        let boxed = box_after(depth, total).then(|| match flavor {
+            Flavor::Agent => quote! { let #app = #private::Erased::new(#app); },
+            Flavor::Pipeline => quote! { let #app = #private::Boxed::new(#app); },
+        });
         let span = last_segment_span(&line.path);
         let layer = quote_spanned! {span=> #private::layer };
+        // In an agent, each layer's inner app is a `Watch` naming the first layer
+        // below it (none over the terminal), which names at run time a layer that
+        // returned without calling inside.
+        let inner = match flavor {
+            Flavor::Agent => {
+                let below = match stack.uses.get(index + 1) {
+                    Some(next) => {
+                        let name = path_text(&bare_path(&next.path));
+                        quote! { ::core::option::Option::Some(#name) }
+                    }
+                    None => quote! { ::core::option::Option::None },
+                };
+                quote! { #private::Watch::new(#app, #below) }
+            }
+            Flavor::Pipeline => quote! { #app },
+        };
         let built = match flavor {
             // The layer built here handles the env over the layers below it, or this
-            // line is the error.
-            // (asked through `Handler`'s own path, so the error is the bound that
-            // failed, with no note pointing into brute).
+            // line is the error: the line's verdict (`Handles` or `ThisLayer`, picked
+            // by autoref) is asked `HandlesTheLayersBelow`, whose message names the
+            // mistake in the user's words. (Asking `Handler` itself reported the
+            // failed bound on the stack's own types: `Watch<Terminal<..>>: Default`.)
             Flavor::Agent => {
                 let line_var = format_ident!("__brute_line");
-                let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #app)) };
+                let line = quote_spanned! {span=> #private::UseLine::new(#layer(#var, #inner)) };
+                let verdict = quote_spanned! {span=> verdict };
                 let ask = quote_spanned! {span=>
                     #private::ask_use_line(
-                        &#line_var,
-                        <_ as #private::Handler<#private::Env>>::check_use_line,
+                        &(&&#line_var).#verdict(),
+                        <_ as #private::HandlesTheLayersBelow>::check,
                     )
                 };
                 let check = quote_spanned! {span=> handler_over_inner_layers };
@@ -391,10 +486,16 @@ fn expand_type(
     };
     let total = stack.uses.len();
     for (index, line) in stack.uses.iter().enumerate().rev() {
+        if flavor == Flavor::Agent {
+            ty = quote! { #krate::__private::v1::Watch<#ty> };
+        }
         ty = layer_type(&line.path, ty);
         let depth = total - index;
         if box_after(depth, total) {
-            ty = quote! { #krate::__private::v1::Boxed<#ty> };
+            ty = match flavor {
+                Flavor::Agent => quote! { #krate::__private::v1::Erased<'static> },
+                Flavor::Pipeline => quote! { #krate::__private::v1::Boxed<#ty> },
+            };
         }
     }
     if flavor == Flavor::Agent {

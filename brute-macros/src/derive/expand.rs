@@ -59,9 +59,34 @@ pub(crate) fn expand(model: &Model<'_>) -> TokenStream {
     let struct_doc = format!(
         "Options of [`{name}`]: set them in `brute_agent!` with `use {name} {{ option: value }}`, or call their methods on `{name}::options()`; omitted options keep their defaults."
     );
+    // The generic options without a `default_type`, which a `use` line must set: each
+    // by its id (`module::Name::option`) and a type of that path, which `brute_agent!`
+    // names when a line leaves it out ("`Name` needs `..::Name::option`").
+    let required: Vec<&Ident> = option_fields
+        .iter()
+        .filter(|f| f.generic.is_some() && f.default_type.is_none())
+        .map(|f| f.ident)
+        .collect();
+    let required_ids: Vec<TokenStream> = required
+        .iter()
+        .map(|option| {
+            let suffix = format!("::{name}::{option}");
+            quote! { ::core::concat!(::core::module_path!(), #suffix) }
+        })
+        .collect();
+    let required_markers = required.iter().zip(&required_ids).map(|(option, id)| {
+        let doc = format!("The option `{option}` of [`{name}`], as `brute_agent!` names it when a `use` line leaves it out.");
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            #vis struct #option;
+            impl #private::KindOf<#option> for #private::KindId<{ #private::kind_hash(#id) }> {}
+        }
+    });
     let middleware_body = quote! {
         type Options = #options<#(#unset),*>;
         const PLACEMENT: #private::Placement = #placement;
+        const REQUIRED_OPTIONS: &'static [&'static str] = &[#(#required_ids),*];
         fn options() -> #options<#(#unset),*> {
             ::core::default::Default::default()
         }
@@ -87,6 +112,8 @@ pub(crate) fn expand(model: &Model<'_>) -> TokenStream {
                     pub #option_idents: #private::OptionName,
                 )*
             }
+
+            #(#required_markers)*
 
             impl<#(#params),*> #private::NamedOptions for #options<#(#params),*> {
                 type Names = #names;

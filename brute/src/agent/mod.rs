@@ -2,8 +2,15 @@
 //! [`Stack`], which builds one without the macro.
 
 mod builder;
+mod from_fn;
+mod watch;
 
 pub use builder::{Build, Stack};
+pub use from_fn::{
+    Anywhere, FnLayer, LayerCall, LayerFn, MiddlewareFn, Next, NoFn, PlaceFn, middleware_fn,
+};
+#[doc(hidden)]
+pub use watch::Watch;
 
 use std::fmt;
 use std::future::Future;
@@ -50,6 +57,10 @@ pub struct Agent<S> {
     /// the stack: then the stack ends in a model, and a turn that never reached it is
     /// an error naming them.
     layers: Option<&'static [&'static str]>,
+    /// Whether every layer below the first calls the stack below it through a
+    /// [`Watch`], which names a layer that returned without calling inside: then the
+    /// agent asks the same of the first layer, by name.
+    watched: bool,
 }
 
 /// The result of a turn: why it stopped, and the env as the stack left it.
@@ -104,6 +115,7 @@ impl<S> Agent<S> {
             capture_content: false,
             prices: None,
             layers: None,
+            watched: false,
         }
     }
 
@@ -113,6 +125,16 @@ impl<S> Agent<S> {
         Agent {
             layers: Some(layers),
             ..Agent::new(stack)
+        }
+    }
+
+    /// An agent running `stack`, built by `brute_agent!`: a model at the end, the
+    /// `use` lines `layers` (outermost first), each but the first one under a
+    /// [`Watch`].
+    pub(crate) fn watched(stack: S, layers: &'static [&'static str]) -> Self {
+        Agent {
+            watched: true,
+            ..Agent::named(stack, layers)
         }
     }
 
@@ -228,7 +250,9 @@ impl<S: Handler<Env>> Agent<S> {
     async fn run(&self, env: &mut Env) -> Result<StopReason, Error> {
         let span = Self::begin(env);
         env.reset_terminal();
-        let result = traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env));
+        let before = watch::Before::of(env);
+        let result =
+            traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env, before));
         match result {
             Ok(()) => {
                 if let Some(cost) = env.cost() {
@@ -264,12 +288,21 @@ impl<S: Handler<Env>> Agent<S> {
 
     /// A stack built to end in a model whose turn ended without calling it, with no
     /// answer and no layer asking to stop: a middleware returned without calling its
-    /// inner app. An error naming the layers, not a silent [`StopReason::Unfinished`].
+    /// inner app. An error naming that layer (the first one, when the stack is
+    /// [`watched`](Agent::watched), since the watches name the others), or the layers
+    /// that can be it, not a silent [`StopReason::Unfinished`]. `before` is the env as
+    /// the turn started.
     #[inline]
-    fn reached(&self, env: &Env) -> Result<(), Error> {
+    fn reached(&self, env: &Env, before: watch::Before) -> Result<(), Error> {
         let Some(layers) = self.layers else {
             return Ok(());
         };
+        if self.watched {
+            return match layers.first() {
+                Some(first) => watch::stopped(env, before, first),
+                None => Ok(()),
+            };
+        }
         if env.reached_terminal() || env.should_exit.is_some() || Self::answered(env) {
             return Ok(());
         }
@@ -293,7 +326,7 @@ impl<S: Handler<Env>> Agent<S> {
     /// Whether the last message is a finished answer.
     #[inline]
     fn answered(env: &Env) -> bool {
-        matches!(env.messages.last(), Some(m) if m.role == Role::Assistant && m.tool_calls.is_empty())
+        watch::answered(env)
     }
 
     #[inline]
@@ -319,6 +352,7 @@ impl<S: Handler<Env>> Agent<S> {
             capture_content: self.capture_content,
             prices: self.prices,
             layers: self.layers,
+            watched: self.watched,
         }
     }
 }
@@ -371,6 +405,33 @@ pub struct BoxStack(Arc<dyn ErasedHandler>);
 impl Handler<Env> for BoxStack {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         self.0.call_boxed(env).await
+    }
+}
+
+/// A boxing boundary of a `brute_agent!` stack, every 8 layers: the stack below with
+/// its type erased, so that neither rustc's layout of nested futures nor its proof that
+/// every layer is a `Send` handler grows with the depth of the whole stack (each layer
+/// and its [`Watch`] nest twice). One boxed future per pass through it.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Erased<'a>(Arc<dyn ErasedHandler + 'a>);
+
+impl<'a> Erased<'a> {
+    /// Erases the type of `stack`.
+    pub fn new<H: Handler<Env> + 'a>(stack: H) -> Self {
+        Erased(Arc::new(stack))
+    }
+}
+
+impl Handler<Env> for Erased<'_> {
+    async fn call(&self, env: &mut Env) -> Result<(), Error> {
+        self.0.call_boxed(env).await
+    }
+}
+
+impl fmt::Debug for Erased<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Erased")
     }
 }
 

@@ -78,6 +78,9 @@ pub struct Env {
     capture_content: bool,
     /// Whether a model terminal ran this turn (see `Agent`'s check).
     reached_terminal: bool,
+    /// How many times a layer of a `brute_agent!` stack called the layer below it this
+    /// turn (see `agent::watch`).
+    inner_calls: u64,
     // Boxed: an env without a persistence layer stays small, and it moves every turn.
     persist: Option<Box<Persisting>>,
 }
@@ -124,6 +127,18 @@ impl Env {
     #[inline]
     pub(crate) fn mark_terminal(&mut self) {
         self.reached_terminal = true;
+    }
+
+    /// Counts one call from a layer into the layer below it.
+    #[inline]
+    pub(crate) fn count_inner_call(&mut self) {
+        self.inner_calls = self.inner_calls.wrapping_add(1);
+    }
+
+    /// How many calls from a layer into the one below it this env has seen.
+    #[inline]
+    pub(crate) fn inner_calls(&self) -> u64 {
+        self.inner_calls
     }
 
     /// Whether a model terminal ran since the turn started.

@@ -123,6 +123,66 @@ where
     TypeProbe::new()
 }
 
+/// The options the middleware `probe` stands for requires (see
+/// [`Middleware::REQUIRED_OPTIONS`](super::Middleware::REQUIRED_OPTIONS)).
+pub const fn required_of<M: super::Middleware + ?Sized>(
+    _probe: &TypeProbe<M>,
+) -> &'static [&'static str] {
+    M::REQUIRED_OPTIONS
+}
+
+/// The hash of the first of `required` (each `module::Name::option`) whose option
+/// is not among `written` (the options a `use` line sets), or `0` when none is
+/// missing: the kind [`SetsOption`] is asked of.
+pub const fn missing_option(required: &[&str], written: &[&str]) -> u64 {
+    let mut i = 0;
+    while i < required.len() {
+        let id = required[i].as_bytes();
+        let mut start = id.len();
+        while start > 0 && id[start - 1] != b':' {
+            start -= 1;
+        }
+        let mut set = false;
+        let mut j = 0;
+        while j < written.len() && !set {
+            let name = written[j].as_bytes();
+            if name.len() == id.len() - start {
+                let mut k = 0;
+                while k < name.len() && name[k] == id[start + k] {
+                    k += 1;
+                }
+                set = k == name.len();
+            }
+            j += 1;
+        }
+        if !set {
+            return kind_hash(required[i]);
+        }
+        i += 1;
+    }
+    0
+}
+
+/// The options of a `use` line that leaves out a required option, when `UNSET`:
+/// `OptionsUnset::<UNSET, _>(options).checked()` is the options when every required
+/// option is set, and otherwise options that leave the inner app as it is, so that the
+/// layer (whose `Handler` impl needs the option) is not reported again.
+pub struct OptionsUnset<const UNSET: bool, O>(pub O);
+
+impl<O> OptionsUnset<false, O> {
+    /// The options, unchanged.
+    pub fn checked(self) -> O {
+        self.0
+    }
+}
+
+impl<O> OptionsUnset<true, O> {
+    /// Options that build nothing (the line is already an error).
+    pub fn checked(self) -> super::NotAMiddleware {
+        super::NotAMiddleware
+    }
+}
+
 macro_rules! rule_trait {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
@@ -246,4 +306,13 @@ rule_trait!(
         note = "give the model to `run`, and keep `use` for layers such as `Loop::ToolResult`"
     )]
     AModel
+);
+
+rule_trait!(
+    /// A required option is not set.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` needs `{K}`: that option has no default, so the `use {Self}` line must set it (`use {Self} {{ option: value }}`)",
+        label = "`{K}` is not set here"
+    )]
+    SetsOption
 );

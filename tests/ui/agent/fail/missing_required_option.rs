@@ -1,5 +1,6 @@
 // A required option left out (`tools` of `DefaultToolPipeline` has no default) is one
-// error at its `use` line, naming what the option must be.
+// error at its `use` line, naming the layer and the option, as bon names an unset
+// member.
 use brute::{brute_agent, middleware::Loop, providers::ScriptedModel, tools::DefaultToolPipeline};
 
 async fn run_agent() {

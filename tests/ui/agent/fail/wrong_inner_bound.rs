@@ -1,5 +1,6 @@
 // A middleware whose `Handler` impl asks of its inner app what the stack below it does
-// not have is one error at its `use` line, naming the bound.
+// not have is one error at its `use` line, in words, with the fix: not the unmet bound
+// on the types the stack is built of (`Watch<Terminal<ScriptedModel>>: Default`).
 use brute::{Env, Error, Handler, Middleware, brute_agent, providers::ScriptedModel};
 
 /// Wants an inner app it can make afresh.
