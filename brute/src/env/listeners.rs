@@ -46,3 +46,28 @@ impl Env {
         }
     }
 }
+
+impl Env {
+    /// Sends this env's events of `kinds` to `handler` alone until
+    /// [`restore_listeners`](Env::restore_listeners): returns the handlers as they
+    /// were, which `handler` forwards to (how `Guardrail` sees a reply's deltas before
+    /// the caller does).
+    pub(crate) fn intercept(
+        &mut self,
+        kinds: &[EventKind],
+        handler: EventHandler,
+    ) -> Option<Arc<Listeners>> {
+        let saved = self.listeners.clone();
+        let mut listeners = saved.as_deref().cloned().unwrap_or_default();
+        for &kind in kinds {
+            listeners.by_kind[kind as usize] = vec![handler.clone()];
+        }
+        self.listeners = Some(Arc::new(listeners));
+        saved
+    }
+
+    /// Puts back the handlers [`intercept`](Env::intercept) returned.
+    pub(crate) fn restore_listeners(&mut self, saved: Option<Arc<Listeners>>) {
+        self.listeners = saved;
+    }
+}

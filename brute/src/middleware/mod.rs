@@ -4,6 +4,7 @@
 
 mod budget;
 mod call_limit;
+pub mod guard;
 mod max_iterations;
 mod retry;
 mod system_prompt;
@@ -12,6 +13,7 @@ mod turn_loop;
 pub use crate::session::log::SessionLog;
 pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
 pub use call_limit::{CallLimit, CallLimitMode};
+pub use guard::layer::Guardrail;
 pub use max_iterations::{LimitMode, MaxIterations};
 pub use retry::Retry;
 pub use system_prompt::{DEFAULT_PROMPT, Environment, Prompt, SystemPrompt};
