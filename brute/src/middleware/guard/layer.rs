@@ -46,12 +46,11 @@ use crate::usage::Usage;
 ///
 /// ```
 /// use brute::middleware::guard::{Action, Pii, PiiGuard};
-/// use brute::middleware::{Guardrail, Loop};
+/// use brute::middleware::Guardrail;
 /// use brute::{ExitReason, Message, StopReason, brute_agent};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let agent = brute_agent! {
-///     use Loop::ToolResult;
 ///     use Guardrail { guard: PiiGuard::new().detect(Pii::Card, Action::Block), concurrent: true };
 ///     run |_env| async { Ok(Message::assistant("noted")) };
 /// };
