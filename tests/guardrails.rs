@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use brute::middleware::guard::{
-    Action, Check, DeltaFilter, Guard, Pii, PiiGuard, Stage, blocked_reason,
+    Action, Check, Guard, Pii, PiiGuard, Stage, blocked_reason,
 };
 use brute::middleware::{Guardrail, Loop, SessionLog};
 use brute::stream::{TurnItem, TurnResult};
@@ -372,4 +372,36 @@ fn hashes_are_keyed_and_stable_and_only_luhn_valid_numbers_are_cards() {
     assert_ne!(scan(&other_key, "a@example.com"), one);
     let cards = PiiGuard::new().detect(Pii::Card, Action::Redact);
     assert_eq!(scan(&cards, "4111 1111 1111 1112 and 4111 1111 1111 1111"), "4111 1111 1111 1112 and [REDACTED_CARD]");
+}
+
+/// A persistence sink that records the text of every message it is asked to store.
+struct Recorder(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl brute::env::Persist for Recorder {
+    fn save<'a>(&'a mut self, changes: brute::env::Changes<'a>) -> brute::env::SaveFuture<'a> {
+        let messages = match changes {
+            brute::env::Changes::None => &[][..],
+            brute::env::Changes::Appended(messages) => messages,
+            brute::env::Changes::Rewritten { messages, .. } => messages,
+        };
+        let mut log = self.0.lock().unwrap();
+        log.extend(messages.iter().map(|m| m.content.clone()));
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+#[tokio::test]
+async fn a_reply_is_checked_before_it_is_ever_handed_to_the_store() {
+    let saved = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let agent = brute_agent! {
+        use Guardrail { guard: PiiGuard::new().detect(Pii::Email, Action::Redact) };
+        run |_env: &Env| std::future::ready(Ok::<_, brute::Error>(Message::assistant("write to ann@example.com")));
+    };
+    let mut env = agent.env();
+    env.set_persist(Box::new(Recorder(saved.clone())), 0);
+    env.messages.push(Message::user("who?"));
+    let outcome = agent.turn(env).await.unwrap();
+    assert_eq!(outcome.text(), Some("write to [REDACTED_EMAIL]"));
+    let saved = saved.lock().unwrap();
+    assert_eq!(*saved, ["who?", "write to [REDACTED_EMAIL]"]);
 }
