@@ -169,6 +169,8 @@ struct Seen {
     filter: Option<Box<dyn DeltaFilter>>,
     held: bool,
     response: Option<(Option<Usage>, Option<Cost>)>,
+    /// What a delta released, kept to reuse its buffer.
+    out: String,
 }
 
 /// The handlers set aside while a pass is intercepted, and what they were not yet sent.
@@ -188,47 +190,52 @@ impl Intercepted {
             filter,
             held: false,
             response: None,
+            out: String::new(),
         }));
-        let saved: Arc<Mutex<Option<Arc<Listeners>>>> = Arc::default();
-        let (state, forward) = (seen.clone(), saved.clone());
-        let handler: EventHandler = Arc::new(move |env, event| {
-            let forward = forward.lock().unwrap_or_else(PoisonError::into_inner).clone();
-            let mut seen = state.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut out = String::new();
-            match event {
-                Event::ContentDelta(text) => match seen.filter.as_mut() {
-                    Some(filter) => filter.push(text, &mut out),
-                    None => seen.held = true,
-                },
-                Event::ModelResponse { usage, cost, .. } => {
-                    seen.response = Some((usage.cloned(), *cost));
-                    return;
-                }
-                Event::Retry { .. } => {
-                    // The failed attempt's text belongs to no answer.
-                    if let Some(filter) = seen.filter.as_mut() {
-                        filter.finish(&mut String::new());
-                    }
-                    seen.held = false;
-                }
-                _ => {}
-            }
-            drop(seen);
-            if let Some(listeners) = forward {
+        let state = seen.clone();
+        let handler = move |forward: Option<Arc<Listeners>>| -> EventHandler {
+            Arc::new(move |env, event| {
+                let mut seen = state.lock().unwrap_or_else(PoisonError::into_inner);
+                let seen = &mut *seen;
                 match event {
-                    Event::ContentDelta(_) if out.is_empty() => {}
-                    Event::ContentDelta(_) => listeners.dispatch(env, &Event::ContentDelta(&out)),
-                    _ => listeners.dispatch(env, event),
+                    Event::ContentDelta(text) => {
+                        let Some(filter) = seen.filter.as_mut() else {
+                            seen.held = true;
+                            return;
+                        };
+                        seen.out.clear();
+                        filter.push(text, &mut seen.out);
+                        if let Some(listeners) = forward.as_deref()
+                            && !seen.out.is_empty()
+                        {
+                            listeners.dispatch(env, &Event::ContentDelta(&seen.out));
+                        }
+                        return;
+                    }
+                    Event::ModelResponse { usage, cost, .. } => {
+                        seen.response = Some((usage.cloned(), *cost));
+                        return;
+                    }
+                    Event::Retry { .. } => {
+                        // The failed attempt's text belongs to no answer.
+                        if let Some(filter) = seen.filter.as_mut() {
+                            filter.finish(&mut String::new());
+                        }
+                        seen.held = false;
+                    }
+                    _ => {}
                 }
-            }
-        });
+                if let Some(listeners) = forward.as_deref() {
+                    listeners.dispatch(env, event);
+                }
+            })
+        };
         let kinds: &[EventKind] = if deltas {
             &[EventKind::ContentDelta, EventKind::ModelResponse, EventKind::Retry]
         } else {
             &[EventKind::ModelResponse]
         };
         let listeners = env.intercept(kinds, handler);
-        *saved.lock().unwrap_or_else(PoisonError::into_inner) = listeners.clone();
         Some(Intercepted { saved: listeners, seen })
     }
 

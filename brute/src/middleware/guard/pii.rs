@@ -417,21 +417,15 @@ struct PiiDeltas {
 }
 
 impl PiiDeltas {
-    fn release(&mut self, upto: usize, out: &mut String) {
-        if self.blocked {
-            self.pending.clear();
-            return;
-        }
-        match self.guard.scan(&self.pending[..upto]) {
-            Scanned::Clean => out.push_str(&self.pending[..upto]),
+    /// Scans finished text and appends it to `out` as the whole reply's scan will show
+    /// it; `false` once it holds something to block (nothing more is shown).
+    fn release(guard: &PiiGuard, text: &str, out: &mut String) -> bool {
+        match guard.scan(text) {
+            Scanned::Clean => out.push_str(text),
             Scanned::Rewritten(text) => out.push_str(&text),
-            Scanned::Blocked(_) => {
-                self.blocked = true;
-                self.pending.clear();
-                return;
-            }
+            Scanned::Blocked(_) => return false,
         }
-        self.pending.drain(..upto);
+        true
     }
 }
 
@@ -444,16 +438,31 @@ impl DeltaFilter for PiiDeltas {
         if self.blocked {
             return;
         }
+        // What is pending is an unfinished segment: the text before it was released.
+        if self.pending.is_empty() {
+            let upto = scan::finished(delta);
+            if upto > 0 && !Self::release(&self.guard, &delta[..upto], out) {
+                self.blocked = true;
+                return;
+            }
+            self.pending.push_str(&delta[upto..]);
+            return;
+        }
         self.pending.push_str(delta);
         let upto = scan::finished(&self.pending);
         if upto > 0 {
-            self.release(upto, out);
+            if !Self::release(&self.guard, &self.pending[..upto], out) {
+                self.blocked = true;
+                self.pending.clear();
+                return;
+            }
+            self.pending.drain(..upto);
         }
     }
 
     fn finish(&mut self, out: &mut String) {
-        if self.watching {
-            self.release(self.pending.len(), out);
+        if self.watching && !self.blocked {
+            Self::release(&self.guard, &self.pending, out);
         }
         self.pending.clear();
         self.blocked = false;
