@@ -244,13 +244,13 @@ async fn a_blocked_tool_call_never_runs_and_leaves_no_dangling_call() {
     };
     // The prompt's card is not checked: the guard watches tool calls only.
     let outcome = agent.start("pay with 4111111111111111").await.unwrap();
-    assert_eq!(outcome.stop, blocked("tool_call", "a tool call's arguments contains a card number"));
+    assert_eq!(outcome.stop, blocked("tool_call", "a tool call contains a card number"));
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     let messages = outcome.env.messages.as_slice();
     assert!(messages.iter().all(|m| m.role != Role::Tool));
     assert_no_dangling_call(messages);
     assert_eq!(blocked_reason(messages.last().unwrap()).map(|r| r.to_string()),
-        Some("Guardrail blocked the tool_call: a tool call's arguments contains a card number".into()));
+        Some("Guardrail blocked the tool_call: a tool call contains a card number".into()));
 }
 
 /// A guard of the user's with no delta filter: it rewrites "darn" in replies.

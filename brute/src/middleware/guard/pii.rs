@@ -375,7 +375,7 @@ fn block_reason(name: &str, stage: Stage) -> String {
         Stage::Input => "the prompt",
         Stage::ToolResult => "a tool result",
         Stage::Output => "the reply",
-        Stage::ToolCall => "a tool call's arguments",
+        Stage::ToolCall => "a tool call",
     };
     format!("{place} contains {what}")
 }
