@@ -11,9 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use brute::middleware::guard::{
-    Action, Check, Guard, Pii, PiiGuard, Stage, blocked_reason,
-};
+use brute::middleware::guard::{Action, Check, Guard, Pii, PiiGuard, Stage, blocked_reason};
 use brute::middleware::{Guardrail, Loop, SessionLog};
 use brute::stream::{TurnItem, TurnResult};
 use brute::{Env, Event, ExitReason, Message, Role, StopReason, ToolCall, brute_agent};
@@ -73,10 +71,14 @@ async fn a_blocked_prompt_never_reaches_the_model_and_the_reason_is_stored_in_th
     // The next turn loads the session: the blocked turn's reason is its last reply.
     let outcome = agent.start("and now?").await.unwrap();
     let history = outcome.env.messages.as_slice();
-    let stored = history.iter().filter(|m| m.role == Role::Assistant).next().unwrap();
+    let stored = history.iter().find(|m| m.role == Role::Assistant).unwrap();
     assert_eq!(
         blocked_reason(stored),
-        Some(ExitReason::Blocked { by: "Guardrail", stage: "input", reason: reason.into() })
+        Some(ExitReason::Blocked {
+            by: "Guardrail",
+            stage: "input",
+            reason: reason.into()
+        })
     );
     assert_eq!(outcome.stop, StopReason::Completed);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -98,7 +100,10 @@ async fn a_redacted_prompt_is_what_the_model_sees_and_what_the_session_stores() 
             };
         }
     };
-    agent.start("mail ann@example.com from 192.168.10.77").await.unwrap();
+    agent
+        .start("mail ann@example.com from 192.168.10.77")
+        .await
+        .unwrap();
     let redacted = "mail [REDACTED_EMAIL] from ***.***.10.77";
     assert_eq!(*seen.lock().unwrap(), redacted);
     let file = std::fs::read_to_string(&path).unwrap();
@@ -107,7 +112,9 @@ async fn a_redacted_prompt_is_what_the_model_sees_and_what_the_session_stores() 
 }
 
 /// A model that streams `pieces` as deltas and answers their concatenation.
-fn streaming(pieces: &'static [&'static str]) -> impl Fn(&Env) -> std::future::Ready<Result<Message, brute::Error>> + Send + Sync {
+fn streaming(
+    pieces: &'static [&'static str],
+) -> impl Fn(&Env) -> std::future::Ready<Result<Message, brute::Error>> + Send + Sync {
     move |env: &Env| {
         for piece in pieces {
             env.emit(Event::ContentDelta(piece));
@@ -143,7 +150,10 @@ async fn a_value_split_across_deltas_is_rewritten_before_the_caller_or_the_sessi
     // Released as soon as each word is finished: not held to the end.
     assert_eq!(deltas[0], "Write to ");
     for delta in &deltas {
-        assert!(!delta.contains("ann@") && !delta.contains("exa") && !delta.contains("4111"), "{delta}");
+        assert!(
+            !delta.contains("ann@") && !delta.contains("exa") && !delta.contains("4111"),
+            "{delta}"
+        );
     }
     let reply = items.iter().find_map(|i| match i {
         TurnItem::Message { message } => Some(message.content.clone()),
@@ -151,7 +161,10 @@ async fn a_value_split_across_deltas_is_rewritten_before_the_caller_or_the_sessi
     });
     assert_eq!(reply.as_deref(), Some(expected));
     let file = std::fs::read_to_string(&path).unwrap();
-    assert!(file.contains(expected) && !file.contains("ann@example.com") && !file.contains("4111 1111"), "{file}");
+    assert!(
+        file.contains(expected) && !file.contains("ann@example.com") && !file.contains("4111 1111"),
+        "{file}"
+    );
 }
 
 #[test]
@@ -220,7 +233,10 @@ async fn a_reply_is_rewritten_before_it_is_stored_and_a_tool_calls_arguments_bef
     let outcome = agent.start("go").await.unwrap();
     let messages = outcome.env.messages.as_slice();
     // The tool ran with the redacted argument, so its result is redacted too.
-    assert_eq!(messages[1].tool_calls[0].arguments["text"], "to [REDACTED_EMAIL]");
+    assert_eq!(
+        messages[1].tool_calls[0].arguments["text"],
+        "to [REDACTED_EMAIL]"
+    );
     assert_eq!(messages[2].content, "to [REDACTED_EMAIL]");
     assert_eq!(outcome.text(), Some("it said to [REDACTED_EMAIL]"));
 }
@@ -244,13 +260,18 @@ async fn a_blocked_tool_call_never_runs_and_leaves_no_dangling_call() {
     };
     // The prompt's card is not checked: the guard watches tool calls only.
     let outcome = agent.start("pay with 4111111111111111").await.unwrap();
-    assert_eq!(outcome.stop, blocked("tool_call", "a tool call contains a card number"));
+    assert_eq!(
+        outcome.stop,
+        blocked("tool_call", "a tool call contains a card number")
+    );
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     let messages = outcome.env.messages.as_slice();
     assert!(messages.iter().all(|m| m.role != Role::Tool));
     assert_no_dangling_call(messages);
-    assert_eq!(blocked_reason(messages.last().unwrap()).map(|r| r.to_string()),
-        Some("Guardrail blocked the tool_call: a tool call contains a card number".into()));
+    assert_eq!(
+        blocked_reason(messages.last().unwrap()).map(|r| r.to_string()),
+        Some("Guardrail blocked the tool_call: a tool call contains a card number".into())
+    );
 }
 
 /// A guard of the user's with no delta filter: it rewrites "darn" in replies.
@@ -296,8 +317,13 @@ async fn without_a_filter_the_streamed_reply_is_held_until_checked_and_a_blocked
         TurnItem::Message { message } => Some(message.content.clone()),
         _ => None,
     });
-    assert_eq!(reply.as_deref(), Some("[brute] Guardrail blocked the output: a forbidden word"));
-    assert!(matches!(items.last(), Some(TurnItem::End { result: TurnResult::Exited { reason } }) if reason.contains("a forbidden word")));
+    assert_eq!(
+        reply.as_deref(),
+        Some("[brute] Guardrail blocked the output: a forbidden word")
+    );
+    assert!(
+        matches!(items.last(), Some(TurnItem::End { result: TurnResult::Exited { reason } }) if reason.contains("a forbidden word"))
+    );
 }
 
 /// A guard whose input check finishes only once the model call has started.
@@ -309,7 +335,11 @@ impl Guard for AfterModelStarts {
             return Check::Pass;
         }
         self.0.notified().await;
-        if self.1 { Check::Block("not allowed".into()) } else { Check::Pass }
+        if self.1 {
+            Check::Block("not allowed".into())
+        } else {
+            Check::Pass
+        }
     }
 }
 
@@ -331,7 +361,10 @@ async fn a_concurrent_input_check_runs_during_the_model_call_and_a_block_drops_t
             };
         }
     };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), agent.start("hi")).await.unwrap().unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), agent.start("hi"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(outcome.stop, blocked("input", "not allowed"));
     assert_eq!(outcome.env.messages.len(), 2);
 
@@ -347,7 +380,10 @@ async fn a_concurrent_input_check_runs_during_the_model_call_and_a_block_drops_t
             };
         }
     };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), agent.start("hi")).await.unwrap().unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), agent.start("hi"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(outcome.stop, StopReason::Completed);
     assert_eq!(outcome.text(), Some("fine"));
 }
@@ -361,17 +397,27 @@ fn hashes_are_keyed_and_stable_and_only_luhn_valid_numbers_are_cards() {
         f.finish(&mut out);
         out
     };
-    let hashed = PiiGuard::new().detect(Pii::Email, Action::Hash).key(*b"0123456789abcdef");
+    let hashed = PiiGuard::new()
+        .detect(Pii::Email, Action::Hash)
+        .key(*b"0123456789abcdef");
     let one = scan(&hashed, "a@example.com");
     assert_eq!(one, scan(&hashed, "a@example.com"));
-    assert!(one.starts_with("<email:") && one.len() == "<email:>".len() + 16, "{one}");
+    assert!(
+        one.starts_with("<email:") && one.len() == "<email:>".len() + 16,
+        "{one}"
+    );
     // Stable across versions and machines: SipHash-2-4 under this key (checked against an
     // independent implementation).
     assert_eq!(one, "<email:1161d009d91e2ed0>");
-    let other_key = PiiGuard::new().detect(Pii::Email, Action::Hash).key(*b"fedcba9876543210");
+    let other_key = PiiGuard::new()
+        .detect(Pii::Email, Action::Hash)
+        .key(*b"fedcba9876543210");
     assert_ne!(scan(&other_key, "a@example.com"), one);
     let cards = PiiGuard::new().detect(Pii::Card, Action::Redact);
-    assert_eq!(scan(&cards, "4111 1111 1111 1112 and 4111 1111 1111 1111"), "4111 1111 1111 1112 and [REDACTED_CARD]");
+    assert_eq!(
+        scan(&cards, "4111 1111 1111 1112 and 4111 1111 1111 1111"),
+        "4111 1111 1111 1112 and [REDACTED_CARD]"
+    );
 }
 
 /// A persistence sink that records the text of every message it is asked to store.

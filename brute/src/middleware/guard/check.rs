@@ -25,7 +25,12 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage.
-    pub const ALL: [Stage; 4] = [Stage::Input, Stage::ToolResult, Stage::Output, Stage::ToolCall];
+    pub const ALL: [Stage; 4] = [
+        Stage::Input,
+        Stage::ToolResult,
+        Stage::Output,
+        Stage::ToolCall,
+    ];
 
     /// The stage's name, as [`ExitReason::Blocked`] carries it: `input`,
     /// `tool_result`, `output` or `tool_call`.
@@ -154,7 +159,9 @@ pub fn blocked_reason(message: &Message) -> Option<ExitReason> {
         return None;
     }
     let rest = message.content.strip_prefix(PREFIX)?;
-    let rest = rest.strip_prefix(GUARDRAIL)?.strip_prefix(" blocked the ")?;
+    let rest = rest
+        .strip_prefix(GUARDRAIL)?
+        .strip_prefix(" blocked the ")?;
     let (stage, reason) = rest.split_once(": ")?;
     Some(ExitReason::Blocked {
         by: GUARDRAIL,

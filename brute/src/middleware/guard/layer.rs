@@ -156,7 +156,9 @@ impl<A: Handler<Env>, G: Guard> Handler<Env> for Guardrail<A, G> {
                 block(env, end, reason);
                 return env.persist().await;
             }
-            return self.model_pass(env, None::<std::future::Ready<InputChecks>>).await;
+            return self
+                .model_pass(env, None::<std::future::Ready<InputChecks>>)
+                .await;
         }
         let checks = check_inputs(&self.guard, &inputs);
         self.model_pass(env, Some(checks)).await
@@ -231,12 +233,19 @@ impl Intercepted {
             })
         };
         let kinds: &[EventKind] = if deltas {
-            &[EventKind::ContentDelta, EventKind::ModelResponse, EventKind::Retry]
+            &[
+                EventKind::ContentDelta,
+                EventKind::ModelResponse,
+                EventKind::Retry,
+            ]
         } else {
             &[EventKind::ModelResponse]
         };
         let listeners = env.intercept(kinds, handler);
-        Some(Intercepted { saved: listeners, seen })
+        Some(Intercepted {
+            saved: listeners,
+            seen,
+        })
     }
 
     /// Puts the handlers back and sends them the rest of the reply's text and its

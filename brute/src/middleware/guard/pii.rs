@@ -207,7 +207,10 @@ impl PiiGuard {
         found.clear();
         let b = segment.as_bytes();
         let hints = Hints::of(b);
-        let custom = self.detectors.iter().any(|(d, _)| matches!(d, Detector::Custom { .. }));
+        let custom = self
+            .detectors
+            .iter()
+            .any(|(d, _)| matches!(d, Detector::Custom { .. }));
         if hints.none() && !custom {
             return;
         }
@@ -215,9 +218,9 @@ impl PiiGuard {
             .detectors
             .iter()
             .position(|(d, _)| matches!(d, Detector::Builtin(Pii::Url)));
-        let order = url_first.into_iter().chain(
-            (0..self.detectors.len()).filter(|&i| Some(i) != url_first),
-        );
+        let order = url_first
+            .into_iter()
+            .chain((0..self.detectors.len()).filter(|&i| Some(i) != url_first));
         for index in order {
             scratch.clear();
             match &self.detectors[index].0 {
@@ -350,12 +353,12 @@ impl PiiGuard {
                 }
                 Scanned::Blocked(name) => Err(name),
             },
-            Value::Array(items) => items.iter_mut().try_fold(false, |changed, item| {
-                Ok(self.scan_value(item)? || changed)
-            }),
-            Value::Object(map) => map.values_mut().try_fold(false, |changed, item| {
-                Ok(self.scan_value(item)? || changed)
-            }),
+            Value::Array(items) => items
+                .iter_mut()
+                .try_fold(false, |changed, item| Ok(self.scan_value(item)? || changed)),
+            Value::Object(map) => map
+                .values_mut()
+                .try_fold(false, |changed, item| Ok(self.scan_value(item)? || changed)),
             _ => Ok(false),
         }
     }
