@@ -183,13 +183,16 @@ struct Intercepted {
 
 impl Intercepted {
     /// Intercepts the deltas and the reply of one pass, when someone listens to them.
-    fn install(env: &mut Env, filter: Option<Box<dyn DeltaFilter>>) -> Option<Intercepted> {
+    fn install(
+        env: &mut Env,
+        filter: impl FnOnce() -> Option<Box<dyn DeltaFilter>>,
+    ) -> Option<Intercepted> {
         let deltas = env.listens(EventKind::ContentDelta);
         if !deltas && !env.listens(EventKind::ModelResponse) {
             return None;
         }
         let seen = Arc::new(Mutex::new(Seen {
-            filter,
+            filter: filter(),
             held: false,
             response: None,
             out: String::new(),
@@ -289,7 +292,7 @@ impl<A: Handler<Env>, G: Guard> Guardrail<A, G> {
         }
         let recorded = env.messages.mark().recorded();
         let sink = env.take_persist();
-        let intercepted = Intercepted::install(env, self.guard.deltas());
+        let intercepted = Intercepted::install(env, || self.guard.deltas());
         let before = env.messages.len();
         let (result, input) = match inputs {
             None => (self.app.call(env).await, None),
