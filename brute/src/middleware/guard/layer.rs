@@ -251,15 +251,21 @@ impl Intercepted {
         })
     }
 
-    /// Puts the handlers back and sends them the rest of the reply's text and its
-    /// `ModelResponse`, with `reply` as checked (`blocked`: nothing more of the text).
-    fn restore(self, env: &mut Env, reply: Option<usize>, blocked: bool) {
-        env.restore_listeners(self.saved);
+    /// The reply is complete: what the filter still held, to send once it was checked.
+    fn finish(&self) -> String {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let mut rest = String::new();
         if let Some(filter) = seen.filter.as_mut() {
             filter.finish(&mut rest);
         }
+        rest
+    }
+
+    /// Puts the handlers back and sends them the rest of the reply's text and its
+    /// `ModelResponse`, with `reply` as checked (`blocked`: nothing more of the text).
+    fn restore(self, env: &mut Env, reply: Option<usize>, blocked: bool, mut rest: String) {
+        env.restore_listeners(self.saved);
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(index) = reply else { return };
         let message = &env.messages[index];
         if seen.held && !blocked {
@@ -298,6 +304,10 @@ impl<A: Handler<Env>, G: Guard> Guardrail<A, G> {
             None => (self.app.call(env).await, None),
             Some(checks) => race(checks, self.app.call(env)).await,
         };
+        let rest = intercepted
+            .as_ref()
+            .map(Intercepted::finish)
+            .unwrap_or_default();
         let stop = match (&result, input.as_ref().and_then(|(_, stop)| stop.clone())) {
             (_, Some(stop)) => Some(stop),
             (Ok(()), None) => self.check_outputs(env, before).await,
@@ -308,7 +318,7 @@ impl<A: Handler<Env>, G: Guard> Guardrail<A, G> {
         }
         let reply = (env.messages.len() > before).then(|| env.messages.len() - 1);
         if let Some(intercepted) = intercepted {
-            intercepted.restore(env, reply, stop.is_some());
+            intercepted.restore(env, reply, stop.is_some(), rest);
         }
         if let Some(sink) = sink {
             env.set_persist(sink, recorded);

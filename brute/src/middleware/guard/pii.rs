@@ -3,7 +3,7 @@
 use std::fmt;
 use std::fmt::Write as _;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -110,17 +110,22 @@ impl Detector {
 /// ```
 #[derive(Clone)]
 pub struct PiiGuard {
-    detectors: Vec<(Detector, Action)>,
-    stages: Vec<Stage>,
+    // Shared: the delta filter of every streamed reply holds a clone.
+    detectors: Arc<Vec<(Detector, Action)>>,
+    stages: Arc<Vec<Stage>>,
     key: [u8; 16],
+    /// The last reply a delta filter of this guard saw whole, and what it made of it:
+    /// the reply's check takes it rather than scan the same text again.
+    memo: Arc<Mutex<Option<(String, Scanned)>>>,
 }
 
 impl Default for PiiGuard {
     fn default() -> Self {
         PiiGuard {
-            detectors: Vec::new(),
-            stages: Stage::ALL.to_vec(),
+            detectors: Arc::default(),
+            stages: Arc::new(Stage::ALL.to_vec()),
             key: [0; 16],
+            memo: Arc::default(),
         }
     }
 }
@@ -142,7 +147,7 @@ impl fmt::Debug for PiiGuard {
 }
 
 /// What a scan made of a text.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) enum Scanned {
     /// Nothing found.
     Clean,
@@ -161,7 +166,7 @@ impl PiiGuard {
 
     /// Finds `pii` and does `action` with it. A kind added twice keeps the first action.
     pub fn detect(mut self, pii: Pii, action: Action) -> Self {
-        self.detectors.push((Detector::Builtin(pii), action));
+        Arc::make_mut(&mut self.detectors).push((Detector::Builtin(pii), action));
         self
     }
 
@@ -180,13 +185,13 @@ impl PiiGuard {
             name: name.into(),
             detect: Arc::new(detect),
         };
-        self.detectors.push((detector, action));
+        Arc::make_mut(&mut self.detectors).push((detector, action));
         self
     }
 
     /// The stages it checks (every one by default).
     pub fn stages(mut self, stages: impl IntoIterator<Item = Stage>) -> Self {
-        self.stages = stages.into_iter().collect();
+        self.stages = Arc::new(stages.into_iter().collect());
         self
     }
 
@@ -343,7 +348,14 @@ impl PiiGuard {
         if !self.watches(stage) {
             return Check::Pass;
         }
-        match self.scan(text) {
+        let streamed = (stage == Stage::Output)
+            .then(|| {
+                let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+                memo.take_if(|(seen, _)| seen == text)
+                    .map(|(_, scanned)| scanned)
+            })
+            .flatten();
+        match streamed.unwrap_or_else(|| self.scan(text)) {
             Scanned::Clean => Check::Pass,
             Scanned::Rewritten(text) => Check::Rewrite(text),
             Scanned::Blocked(name) => Check::Block(block_reason(&name, stage)),
@@ -414,6 +426,9 @@ impl Guard for PiiGuard {
             pending: String::new(),
             blocked: false,
             watching: self.watches(Stage::Output),
+            input: String::new(),
+            output: String::new(),
+            found: None,
         }))
     }
 }
@@ -425,17 +440,32 @@ struct PiiDeltas {
     pending: String,
     blocked: bool,
     watching: bool,
+    /// The reply so far, what was shown of it, and the kind that blocked it.
+    input: String,
+    output: String,
+    found: Option<String>,
 }
 
 impl PiiDeltas {
     /// Scans finished text and appends it to `out` as the whole reply's scan will show
     /// it; `false` once it holds something to block (nothing more is shown).
-    fn release(guard: &PiiGuard, text: &str, out: &mut String) -> bool {
+    fn release(
+        guard: &PiiGuard,
+        text: &str,
+        out: &mut String,
+        output: &mut String,
+        found: &mut Option<String>,
+    ) -> bool {
+        let start = out.len();
         match guard.scan(text) {
             Scanned::Clean => out.push_str(text),
             Scanned::Rewritten(text) => out.push_str(&text),
-            Scanned::Blocked(_) => return false,
+            Scanned::Blocked(name) => {
+                *found = Some(name);
+                return false;
+            }
         }
+        output.push_str(&out[start..]);
         true
     }
 }
@@ -449,10 +479,19 @@ impl DeltaFilter for PiiDeltas {
         if self.blocked {
             return;
         }
+        self.input.push_str(delta);
         // What is pending is an unfinished segment: the text before it was released.
         if self.pending.is_empty() {
             let upto = scan::finished(delta);
-            if upto > 0 && !Self::release(&self.guard, &delta[..upto], out) {
+            if upto > 0
+                && !Self::release(
+                    &self.guard,
+                    &delta[..upto],
+                    out,
+                    &mut self.output,
+                    &mut self.found,
+                )
+            {
                 self.blocked = true;
                 return;
             }
@@ -462,7 +501,13 @@ impl DeltaFilter for PiiDeltas {
         self.pending.push_str(delta);
         let upto = scan::finished(&self.pending);
         if upto > 0 {
-            if !Self::release(&self.guard, &self.pending[..upto], out) {
+            if !Self::release(
+                &self.guard,
+                &self.pending[..upto],
+                out,
+                &mut self.output,
+                &mut self.found,
+            ) {
                 self.blocked = true;
                 self.pending.clear();
                 return;
@@ -473,8 +518,28 @@ impl DeltaFilter for PiiDeltas {
 
     fn finish(&mut self, out: &mut String) {
         if self.watching && !self.blocked {
-            Self::release(&self.guard, &self.pending, out);
+            Self::release(
+                &self.guard,
+                &self.pending,
+                out,
+                &mut self.output,
+                &mut self.found,
+            );
         }
+        if self.watching {
+            let scanned = match self.found.take() {
+                Some(name) => Scanned::Blocked(name),
+                None if self.output == self.input => Scanned::Clean,
+                None => Scanned::Rewritten(std::mem::take(&mut self.output)),
+            };
+            let input = std::mem::take(&mut self.input);
+            *self
+                .guard
+                .memo
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some((input, scanned));
+        }
+        self.output.clear();
         self.pending.clear();
         self.blocked = false;
     }
