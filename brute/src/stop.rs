@@ -29,6 +29,16 @@ pub enum ExitReason {
         /// The ids of the calls waiting, in call order.
         calls: Vec<String>,
     },
+    /// A guard blocked the turn (`Guardrail`): the turn's last message says so, and is
+    /// stored in the session like any reply.
+    Blocked {
+        /// The layer that blocked it, as written in the stack.
+        by: &'static str,
+        /// What was blocked: `input`, `tool_result`, `output` or `tool_call`.
+        stage: &'static str,
+        /// Why, in the guard's words.
+        reason: String,
+    },
     /// A layer asked to stop.
     Requested {
         /// The layer that asked.
@@ -44,6 +54,9 @@ impl fmt::Display for ExitReason {
             ExitReason::Limit { by, limit } => write!(f, "{by} reached its limit of {limit}"),
             ExitReason::AwaitingApproval { calls } => {
                 write!(f, "waiting for approval of tool calls {}", calls.join(", "))
+            }
+            ExitReason::Blocked { by, stage, reason } => {
+                write!(f, "{by} blocked the {stage}: {reason}")
             }
             ExitReason::Requested { by, reason } => write!(f, "{by}: {reason}"),
         }

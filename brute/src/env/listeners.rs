@@ -46,3 +46,29 @@ impl Env {
         }
     }
 }
+
+impl Env {
+    /// Sends this env's events of `kinds` to the handler `make` builds alone, until
+    /// [`restore_listeners`](Env::restore_listeners): `make` is given the handlers as
+    /// they were, to forward to, and they are returned (how `Guardrail` sees a
+    /// reply's deltas before the caller does).
+    pub(crate) fn intercept(
+        &mut self,
+        kinds: &[EventKind],
+        make: impl FnOnce(Option<Arc<Listeners>>) -> EventHandler,
+    ) -> Option<Arc<Listeners>> {
+        let saved = self.listeners.clone();
+        let handler = make(saved.clone());
+        let mut listeners = saved.as_deref().cloned().unwrap_or_default();
+        for &kind in kinds {
+            listeners.by_kind[kind as usize] = vec![handler.clone()];
+        }
+        self.listeners = Some(Arc::new(listeners));
+        saved
+    }
+
+    /// Puts back the handlers [`intercept`](Env::intercept) returned.
+    pub(crate) fn restore_listeners(&mut self, saved: Option<Arc<Listeners>>) {
+        self.listeners = saved;
+    }
+}

@@ -5,6 +5,7 @@
 pub(crate) mod backoff;
 mod budget;
 mod call_limit;
+pub mod guard;
 mod handoff;
 mod max_iterations;
 mod retry;
@@ -16,6 +17,7 @@ pub use budget::{Budget, BudgetError, BudgetExceeded, BudgetScope};
 #[cfg(feature = "tools")]
 pub(crate) use call_limit::CallQuota;
 pub use call_limit::{CallLimit, CallLimitMode, ToolLimits};
+pub use guard::layer::Guardrail;
 pub use handoff::{
     HandedOff, Handoff, HandoffError, Handoffs, History, HistoryFilter, Target, Targets,
 };
