@@ -420,33 +420,73 @@ fn hashes_are_keyed_and_stable_and_only_luhn_valid_numbers_are_cards() {
     );
 }
 
-/// A persistence sink that records the text of every message it is asked to store.
-struct Recorder(Arc<std::sync::Mutex<Vec<String>>>);
+/// A session store that records the text of every message it is asked to store.
+struct Recorder {
+    inner: brute::session::JsonlStore,
+    saved: Arc<std::sync::Mutex<Vec<String>>>,
+}
 
-impl brute::env::Persist for Recorder {
-    fn save<'a>(&'a mut self, changes: brute::env::Changes<'a>) -> brute::env::SaveFuture<'a> {
-        let messages = match changes {
-            brute::env::Changes::None => &[][..],
-            brute::env::Changes::Appended(messages) => messages,
-            brute::env::Changes::Rewritten { messages, .. } => messages,
-        };
-        let mut log = self.0.lock().unwrap();
+impl Recorder {
+    fn record(&self, messages: &[Message]) {
+        let mut log = self.saved.lock().unwrap();
         log.extend(messages.iter().map(|m| m.content.clone()));
-        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+impl brute::session::SessionStore for Recorder {
+    type Lease = <brute::session::JsonlStore as brute::session::SessionStore>::Lease;
+
+    async fn open(
+        &self,
+        id: &str,
+    ) -> Result<(Self::Lease, Vec<Message>), brute::session::SessionError> {
+        self.inner.open(id).await
+    }
+    async fn append(
+        &self,
+        lease: &mut Self::Lease,
+        messages: &[Message],
+    ) -> Result<(), brute::session::SessionError> {
+        self.record(messages);
+        self.inner.append(lease, messages).await
+    }
+    async fn rewrite(
+        &self,
+        lease: &mut Self::Lease,
+        from: usize,
+        messages: &[Message],
+    ) -> Result<(), brute::session::SessionError> {
+        self.record(messages);
+        self.inner.rewrite(lease, from, messages).await
+    }
+    async fn release(&self, lease: Self::Lease) -> Result<(), brute::session::SessionError> {
+        self.inner.release(lease).await
+    }
+    async fn load(&self, id: &str) -> Result<Vec<Message>, brute::session::SessionError> {
+        self.inner.load(id).await
+    }
+    async fn list(&self) -> Result<Vec<String>, brute::session::SessionError> {
+        self.inner.list().await
+    }
+    async fn delete(&self, id: &str) -> Result<(), brute::session::SessionError> {
+        self.inner.delete(id).await
     }
 }
 
 #[tokio::test]
 async fn a_reply_is_checked_before_it_is_ever_handed_to_the_store() {
+    let dir = tempfile::tempdir().unwrap();
     let saved = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let store = Recorder {
+        inner: brute::session::JsonlStore::new(dir.path()),
+        saved: saved.clone(),
+    };
     let agent = brute_agent! {
+        use SessionLog { store: store, session: "s" };
         use Guardrail { guard: PiiGuard::new().detect(Pii::Email, Action::Redact) };
         run |_env: &Env| std::future::ready(Ok::<_, brute::Error>(Message::assistant("write to ann@example.com")));
     };
-    let mut env = agent.env();
-    env.set_persist(Box::new(Recorder(saved.clone())), 0);
-    env.messages.push(Message::user("who?"));
-    let outcome = agent.turn(env).await.unwrap();
+    let outcome = agent.start("who?").await.unwrap();
     assert_eq!(outcome.text(), Some("write to [REDACTED_EMAIL]"));
     let saved = saved.lock().unwrap();
     assert_eq!(*saved, ["who?", "write to [REDACTED_EMAIL]"]);
