@@ -17,7 +17,7 @@ use brute::{Env, Message, Role, ToolCall, brute_agent};
 use serde_json::json;
 
 /// Offline triage: hands a question about money to billing, answers the rest itself.
-fn triage_script(env: &Env) -> Message {
+pub fn triage_script(env: &Env) -> Message {
     match env.messages.last() {
         Some(m) if m.role == Role::User && m.content.contains("charged") => Message::tool_calls(
             "",
@@ -28,7 +28,7 @@ fn triage_script(env: &Env) -> Message {
 }
 
 /// Offline billing: answers from the request it was given.
-fn billing_script(env: &Env) -> Message {
+pub fn billing_script(env: &Env) -> Message {
     let asked = env.messages.iter().rev().find(|m| m.role == Role::User);
     Message::assistant(format!(
         "Billing here: about \"{}\", the second charge is refunded.",

@@ -32,6 +32,8 @@ example! {
     ex07 => "../examples/07_sub_agents.rs",
     compaction => "../examples/compaction.rs",
     custom_middleware => "../examples/custom_middleware.rs",
+    guarded => "../examples/guarded.rs",
+    handoff => "../examples/handoff.rs",
 }
 
 fn scripted(script: fn(&brute::Env) -> brute::Message) -> AnyModel {
@@ -134,4 +136,24 @@ async fn custom_middleware_ends_the_turn_at_its_budget() {
     custom_middleware::run(scripted(custom_middleware::script), root.path())
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn guarded_falls_back_loads_the_skill_and_redacts_the_address() {
+    let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+    guarded::run(scripted(guarded::script), &skills, true)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn handoff_billing_answers_and_the_session_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    handoff::run(
+        scripted(handoff::triage_script),
+        scripted(handoff::billing_script),
+        &dir.path().join("session.jsonl"),
+    )
+    .await
+    .unwrap();
 }

@@ -24,7 +24,7 @@ use crate::handler::Handler;
 use crate::message::Role;
 
 /// The layers below a `use` line of `brute_agent!`, watched: see the
-/// [module](self). It derefs to them, so a middleware's inner app reached with
+/// module `agent::watch`. It derefs to them, so a middleware's inner app reached with
 /// [`Wraps::get_ref`](crate::stack::Wraps::get_ref) is used as before.
 #[derive(Clone, Debug)]
 pub struct Watch<A> {
