@@ -40,6 +40,13 @@ use crate::error::Error;
 pub trait Handler<E>: Send + Sync {
     /// Handles `env` once.
     fn call(&self, env: &mut E) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Whether `brute_agent!`'s run-time check watches this layer: whether, on each
+    /// pass, it called its inner app (or ended the turn, or did the pass's work). brute's
+    /// own layers set it to `false`: when one of them does not call inside, that is by
+    /// design (a replayed keyed turn, a guard's block), and the check would only cost.
+    #[doc(hidden)]
+    const WATCHED: bool = true;
 }
 
 impl<E, H: Handler<E> + ?Sized> Handler<E> for std::sync::Arc<H> {

@@ -62,12 +62,13 @@ impl<A> DerefMut for Watch<A> {
 impl<A: Handler<Env>> Handler<Env> for Watch<A> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         env.count_inner_call();
+        // brute's own layers skip inside by design only (`Handler::WATCHED`): no check.
+        let Some(name) = self.name.filter(|_| A::WATCHED) else {
+            return self.app.call(env).await;
+        };
         let before = Before::of(env);
         self.app.call(env).await?;
-        match self.name {
-            Some(name) => stopped(env, before, name),
-            None => Ok(()),
-        }
+        stopped(env, before, name)
     }
 }
 

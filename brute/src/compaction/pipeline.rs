@@ -233,6 +233,8 @@ where
     C: Compactor<M>,
     M: Send + Sync,
 {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let before = conversation_tokens(env, &*self.estimator);
         if self.triggered(before, env.messages.len()) {

@@ -130,6 +130,8 @@ pub struct Budget<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for Budget<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.budget",

@@ -416,6 +416,8 @@ impl<A> CallLimit<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for CallLimit<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.call_limit",

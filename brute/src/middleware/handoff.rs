@@ -354,6 +354,8 @@ tuple_targets!(7; 0 T0 F0, 1 T1 F1, 2 T2 F2, 3 T3 F3, 4 T4 F4, 5 T5 F5, 6 T6 F6)
 tuple_targets!(8; 0 T0 F0, 1 T1 F1, 2 T2 F2, 3 T3 F3, 4 T4 F4, 5 T5 F5, 6 T6 F6, 7 T7 F7);
 
 impl<A: Handler<Env>, T: Targets> Handler<Env> for Handoffs<A, T> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         for index in 0..self.to.len() {
             if let Some(target) = self.to.target(index)

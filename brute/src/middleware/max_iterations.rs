@@ -67,6 +67,8 @@ pub struct MaxIterations<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for MaxIterations<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.max_iterations",

@@ -114,6 +114,8 @@ impl<A> Retry<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for Retry<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.retry",

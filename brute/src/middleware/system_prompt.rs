@@ -233,6 +233,8 @@ pub struct SystemPrompt<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for SystemPrompt<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.system_prompt",

@@ -159,12 +159,16 @@ pub mod Loop {
     }
 
     impl<A: Handler<Env>> Handler<Env> for ToolResult<A> {
+        const WATCHED: bool = false;
+
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
             run_loop(&self.app, env, last_is_tool_result, "Loop::ToolResult")
         }
     }
 
     impl<A: Handler<Env>, C: Fn(&Env) -> bool + Send + Sync> Handler<Env> for WhileLoop<A, C> {
+        const WATCHED: bool = false;
+
         fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
             run_loop(&self.app, env, &self.condition, "Loop::While")
         }

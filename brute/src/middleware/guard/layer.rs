@@ -141,6 +141,8 @@ fn block(env: &mut Env, from: usize, reason: ExitReason) {
 }
 
 impl<A: Handler<Env>, G: Guard> Handler<Env> for Guardrail<A, G> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let inputs: Vec<(usize, Stage, String)> = unanswered(env)
             .into_iter()

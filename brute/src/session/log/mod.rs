@@ -299,6 +299,8 @@ impl Target {
 }
 
 impl<A: Handler<Env>> Handler<Env> for SessionLog<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let target = self.target(env);
         let name = target.name();

@@ -443,6 +443,8 @@ where
     P: for<'a> Handler<ToolCallEnv<'a, T>>,
     Ap: ApprovalPolicy,
 {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = tracing::info_span!(
             "brute.tool_pipeline",

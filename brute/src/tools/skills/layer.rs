@@ -80,6 +80,8 @@ pub struct Skills<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for Skills<A> {
+    const WATCHED: bool = false;
+
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let catalog = self.skills.catalog();
         if catalog.is_empty() {
