@@ -281,8 +281,8 @@ impl<O> NotSend for SendLine<O> {
 }
 
 /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
-/// the layout of every nested async block at once. `pipeline!` puts one every 8
-/// layers (`brute_agent!` erases the stack's type there instead).
+/// the layout of every nested async block at once. `pipeline!` puts one every 16
+/// layers (`brute_agent!` erases the stack's type every 4 instead).
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct Boxed<H>(H);

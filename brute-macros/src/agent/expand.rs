@@ -25,10 +25,11 @@
 //! In an agent, each layer's inner app is a `Watch` of the layers below it, which names
 //! at run time a layer that returned without calling inside.
 //!
-//! Every `BOX_EVERY` (8) layers (counted from the terminal) the stack is wrapped in
-//! `Erased` (an agent: its type erased) or `Boxed` (a pipeline), which box that
-//! layer's future: rustc computes the layout of nested async
-//! blocks recursively and overflows its default `recursion_limit` at about 26 of them.
+//! Every 4 layers of an agent (counted from the terminal) the stack is wrapped in
+//! `Erased` (its type erased), every 16 of a pipeline in `Boxed`, which box that
+//! layer's future: rustc computes the layout of nested async blocks recursively and
+//! overflows its default `recursion_limit`, sooner the larger each layer's own future
+//! (the README's six-layer agent over `Tools::ALL` and compaction overflowed at 8).
 //! All logic lives in generic functions of `brute::__private::v1`; the code here only
 //! names them, and names nothing outside that path.
 
@@ -41,15 +42,21 @@ use super::parse::Flavor;
 use super::parse::Parsed;
 use super::validate::Stack;
 
-/// A boxing boundary after this many layers, counted from the terminal: in an agent
-/// each layer nests twice (with its `Watch`), so 8 layers are 16 nested futures, below
-/// the about 26 at which rustc's layout overflows.
-const BOX_EVERY: usize = 8;
+/// A boxing boundary after this many layers of an agent, counted from the terminal:
+/// each layer nests twice there (with its `Watch`), and the six layers of the README's
+/// agent (compaction and `Tools::ALL` among them) overflowed rustc's layout at 8.
+const BOX_EVERY_AGENT: usize = 4;
+/// The same for a pipeline, whose layers nest once.
+const BOX_EVERY_PIPELINE: usize = 16;
 
 /// Whether the stack is boxed after the layer `depth` layers from the terminal
 /// (never after the outermost one: nothing is nested around it).
-fn box_after(depth: usize, total: usize) -> bool {
-    depth.is_multiple_of(BOX_EVERY) && depth < total
+fn box_after(depth: usize, total: usize, flavor: Flavor) -> bool {
+    let every = match flavor {
+        Flavor::Agent => BOX_EVERY_AGENT,
+        Flavor::Pipeline => BOX_EVERY_PIPELINE,
+    };
+    depth.is_multiple_of(every) && depth < total
 }
 
 /// The span diagnostics about a `use` line point at: the middleware's name, the last
@@ -401,7 +408,7 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         let depth = total - index;
         // An agent's boundary erases the type (each layer nests twice there, with its
         // `Watch`); a pipeline's only boxes the future.
-        let boxed = box_after(depth, total).then(|| match flavor {
+        let boxed = box_after(depth, total, flavor).then(|| match flavor {
             Flavor::Agent => quote! { let #app = #private::Erased::new(#app); },
             Flavor::Pipeline => quote! { let #app = #private::Boxed::new(#app); },
         });
@@ -491,7 +498,7 @@ fn expand_type(
         }
         ty = layer_type(&line.path, ty);
         let depth = total - index;
-        if box_after(depth, total) {
+        if box_after(depth, total, flavor) {
             ty = match flavor {
                 Flavor::Agent => quote! { #krate::__private::v1::Erased<'static> },
                 Flavor::Pipeline => quote! { #krate::__private::v1::Boxed<#ty> },

@@ -408,7 +408,7 @@ impl Handler<Env> for BoxStack {
     }
 }
 
-/// A boxing boundary of a `brute_agent!` stack, every 8 layers: the stack below with
+/// A boxing boundary of a `brute_agent!` stack, every 4 layers: the stack below with
 /// its type erased, so that neither rustc's layout of nested futures nor its proof that
 /// every layer is a `Send` handler grows with the depth of the whole stack (each layer
 /// and its [`Watch`] nest twice). One boxed future per pass through it.
