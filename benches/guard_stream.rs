@@ -13,12 +13,14 @@
 //! Without `--bench` (as `cargo test --benches` runs it) it checks what each version
 //! streams and runs a few turns of each.
 
-use std::process::Command;
+#[path = "common/callgrind.rs"]
+mod harness;
 
 use brute::middleware::guard::{Action, Pii, PiiGuard};
 use brute::middleware::{Guardrail, SystemPrompt};
 use brute::stream::TurnItem;
 use brute::{Agent, Env, Error, Event, Handler, Message, brute_agent};
+use harness::{count_turns, load};
 
 /// Turns counted per callgrind run.
 const TURNS: u32 = 20_000;
@@ -92,46 +94,9 @@ async fn streamed<S: Handler<Env>>(agent: &Agent<S>) -> String {
     text
 }
 
-/// Runs `turns` turns, each the future `turn` makes. Not inlined, so that callgrind
-/// counts exactly this (`--toggle-collect='*count_turns*'`).
-#[inline(never)]
-fn count_turns<F: Future>(
-    runtime: &tokio::runtime::Runtime,
-    turns: u32,
-    mut turn: impl FnMut() -> F,
-) {
-    runtime.block_on(async {
-        for _ in 0..turns {
-            drop(std::hint::black_box(turn().await));
-        }
-    });
-}
-
-/// Instructions per turn of `version`: this binary under callgrind.
+/// Instructions per turn of `version`, under callgrind.
 fn callgrind(version: &str) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let output = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            "--toggle-collect=*count_turns*",
-        ])
-        .arg(exe)
-        .arg(version)
-        .output()
-        .ok()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let collected = stderr.lines().find_map(|l| {
-        l.split_once("Collected :")
-            .map(|(_, n)| n.trim().to_string())
-    })?;
-    Some(collected.parse::<f64>().ok()? / f64::from(TURNS))
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".to_string())
+    harness::instructions_per_turn(version, TURNS)
 }
 
 fn main() {

@@ -13,54 +13,19 @@
 //! Without `--bench` (as `cargo test --benches` runs it) it checks that both versions
 //! do the same work and runs a few turns of each, so the target stays built and checked.
 
-use std::process::Command;
-
+#[path = "common/callgrind.rs"]
+mod harness;
 #[path = "common/turn_stack.rs"]
 mod turn;
+
+use harness::{count_turns, load};
 
 /// Turns counted per callgrind run.
 const TURNS: u32 = 100_000;
 
-/// Runs `turns` turns, each the future `turn` makes. Not inlined, so that callgrind
-/// counts exactly this (`--toggle-collect='*count_turns*'`).
-#[inline(never)]
-fn count_turns<F: Future>(
-    runtime: &tokio::runtime::Runtime,
-    turns: u32,
-    mut turn: impl FnMut() -> F,
-) {
-    runtime.block_on(async {
-        for _ in 0..turns {
-            drop(std::hint::black_box(turn().await));
-        }
-    });
-}
-
-/// Instructions per turn of `version`: this binary under callgrind.
+/// Instructions per turn of `version`, under callgrind.
 fn callgrind(version: &str) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let output = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            "--toggle-collect=*count_turns*",
-        ])
-        .arg(exe)
-        .arg(version)
-        .output()
-        .ok()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let collected = stderr.lines().find_map(|l| {
-        l.split_once("Collected :")
-            .map(|(_, n)| n.trim().to_string())
-    })?;
-    Some(collected.parse::<f64>().ok()? / f64::from(TURNS))
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".to_string())
+    harness::instructions_per_turn(version, TURNS)
 }
 
 fn main() {
