@@ -52,7 +52,7 @@ pub mod v1 {
 
     /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
     /// the layout of every nested async block at once. `pipeline!` puts one every 16
-    /// layers ([`Erased`] every 4 in an agent).
+    /// layers ([`Erased`] in an agent).
     pub use crate::handler::Boxed;
 
     /// See [`Fallback`].

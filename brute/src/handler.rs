@@ -282,7 +282,7 @@ impl<O> NotSend for SendLine<O> {
 
 /// A boxing boundary: the inner stack's future is boxed, so rustc does not compute
 /// the layout of every nested async block at once. `pipeline!` puts one every 16
-/// layers (`brute_agent!` erases the stack's type every 4 instead).
+/// layers (`brute_agent!` erases the stack's type there instead).
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct Boxed<H>(H);

@@ -21,7 +21,7 @@
 //! [`brute_agent!`] turns a block of `use` lines into one statically typed nested value,
 //! first `use` outermost. Each layer is a struct holding the next and calls it directly,
 //! so a turn is one monomorphised future with no trait object between layers (boxed
-//! below every 4th layer: see [Deep stacks](#deep-stacks)). Inside a layer, what varies
+//! below every 16th layer: see [Deep stacks](#deep-stacks)). Inside a layer, what varies
 //! at run time is dynamic: a session's writes go through the env's `Box<dyn Persist>`,
 //! one boxed future per save.
 //!
@@ -122,13 +122,12 @@ one string: [`providers::from_spec`]),
 //!
 //! ## Deep stacks
 //!
-//! rustc computes the layout of nested async blocks recursively and fails under the
-//! default `recursion_limit`, sooner the larger each layer's own future. `brute_agent!`
-//! therefore boxes the future of the stack below every 4th layer (counted from the
-//! terminal; each layer nests twice, with the check that names a layer that returned
-//! without calling the one below it), erasing its type there: stacks of up to 4 layers
-//! have no allocation at all, the README's six-layer agent one box per pass, and a
-//! 64-layer stack fifteen.
+//! rustc computes the layout of nested async blocks recursively and fails at about 26
+//! of them under the default `recursion_limit`. `brute_agent!` therefore boxes the
+//! future of the stack below every 16th layer (counted from the terminal), erasing its
+//! type there: stacks of up to 16 layers have no allocation at all, and a 64-layer
+//! stack has three boxes. The check that names a layer which returned without calling
+//! the one below it adds no future of its own: it counts the calls.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The docs link the providers' items, which exist only with their features: a docs build

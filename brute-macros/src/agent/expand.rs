@@ -25,11 +25,10 @@
 //! In an agent, each layer's inner app is a `Watch` of the layers below it, which names
 //! at run time a layer that returned without calling inside.
 //!
-//! Every 4 layers of an agent (counted from the terminal) the stack is wrapped in
-//! `Erased` (its type erased), every 16 of a pipeline in `Boxed`, which box that
-//! layer's future: rustc computes the layout of nested async blocks recursively and
-//! overflows its default `recursion_limit`, sooner the larger each layer's own future
-//! (the README's six-layer agent over `Tools::ALL` and compaction overflowed at 8).
+//! Every 16 layers (counted from the terminal) the stack is wrapped in `Erased` (an
+//! agent: its type erased) or `Boxed` (a pipeline), which box that layer's future:
+//! rustc computes the layout of nested async blocks recursively and overflows its
+//! default `recursion_limit` at about 26 of them.
 //! All logic lives in generic functions of `brute::__private::v1`; the code here only
 //! names them, and names nothing outside that path.
 
@@ -42,11 +41,11 @@ use super::parse::Flavor;
 use super::parse::Parsed;
 use super::validate::Stack;
 
-/// A boxing boundary after this many layers of an agent, counted from the terminal:
-/// each layer nests twice there (with its `Watch`), and the six layers of the README's
-/// agent (compaction and `Tools::ALL` among them) overflowed rustc's layout at 8.
-const BOX_EVERY_AGENT: usize = 4;
-/// The same for a pipeline, whose layers nest once.
+/// A boxing boundary after this many layers of an agent, counted from the terminal
+/// (a `Watch` adds no future of its own, so an agent's layers nest once, as a
+/// pipeline's).
+const BOX_EVERY_AGENT: usize = 16;
+/// The same for a pipeline.
 const BOX_EVERY_PIPELINE: usize = 16;
 
 /// Whether the stack is boxed after the layer `depth` layers from the terminal
@@ -414,20 +413,11 @@ fn expand_expr(stack: &Stack<'_>, flavor: Flavor, checks: TokenStream) -> TokenS
         });
         let span = last_segment_span(&line.path);
         let layer = quote_spanned! {span=> #private::layer };
-        // In an agent, each layer's inner app is a `Watch` naming the first layer
-        // below it (none over the terminal), which names at run time a layer that
-        // returned without calling inside.
+        // In an agent, each layer's inner app is a `Watch` that counts the line's
+        // calls inside (no future of its own), so that the agent names at run time a
+        // layer that returned without calling inside.
         let inner = match flavor {
-            Flavor::Agent => {
-                let below = match stack.uses.get(index + 1) {
-                    Some(next) => {
-                        let name = path_text(&bare_path(&next.path));
-                        quote! { ::core::option::Option::Some(#name) }
-                    }
-                    None => quote! { ::core::option::Option::None },
-                };
-                quote! { #private::Watch::new(#app, #below) }
-            }
+            Flavor::Agent => quote! { #private::Watch::new(#app, #index) },
             Flavor::Pipeline => quote! { #app },
         };
         let built = match flavor {

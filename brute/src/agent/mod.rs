@@ -250,9 +250,7 @@ impl<S: Handler<Env>> Agent<S> {
     async fn run(&self, env: &mut Env) -> Result<StopReason, Error> {
         let span = Self::begin(env);
         env.reset_terminal();
-        let before = watch::Before::of(env);
-        let result =
-            traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env, before));
+        let result = traced!(self.stack.call(env), ref span).and_then(|()| self.reached(env));
         match result {
             Ok(()) => {
                 if let Some(cost) = env.cost() {
@@ -293,15 +291,12 @@ impl<S: Handler<Env>> Agent<S> {
     /// that can be it, not a silent [`StopReason::Unfinished`]. `before` is the env as
     /// the turn started.
     #[inline]
-    fn reached(&self, env: &Env, before: watch::Before) -> Result<(), Error> {
+    fn reached(&self, env: &Env) -> Result<(), Error> {
         let Some(layers) = self.layers else {
             return Ok(());
         };
         if self.watched {
-            return match layers.first() {
-                Some(first) => watch::stopped(env, before, first),
-                None => Ok(()),
-            };
+            watch::stopped(env, layers, S::WATCHED)?;
         }
         if env.reached_terminal() || env.should_exit.is_some() || Self::answered(env) {
             return Ok(());
@@ -408,7 +403,7 @@ impl Handler<Env> for BoxStack {
     }
 }
 
-/// A boxing boundary of a `brute_agent!` stack, every 4 layers: the stack below with
+/// A boxing boundary of a `brute_agent!` stack, every 16 layers: the stack below with
 /// its type erased, so that neither rustc's layout of nested futures nor its proof that
 /// every layer is a `Send` handler grows with the depth of the whole stack (each layer
 /// and its [`Watch`] nest twice). One boxed future per pass through it.

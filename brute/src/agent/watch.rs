@@ -2,26 +2,23 @@
 //! below it.
 //!
 //! `brute_agent!` puts a `Watch` between every `use` line and the stack below it: the
-//! inner app of each layer is `Watch { app: the layers below, name of the first of
-//! them }`. A call into a watch counts one call from a layer into the one below it
-//! (in the env); the watch then runs its app and, when that returned `Ok` without the
-//! count moving, the layer the watch holds never called its own inner app on this
-//! pass: unless it ended the turn (`env.exit(..)`) or answered, that is an error
-//! naming that layer alone. The outermost layer has no watch above it: the agent
-//! asks the same question of it (see `Agent::reached`).
-//!
-//! The check is per call, so a layer that calls inside on the first pass of a loop and
-//! skips it on a later one is named like one that never calls inside. A layer that
-//! does the pass's work itself is not an error: one that changes the transcript in
-//! place of the layers below (a cached answer, the results of calls a person
-//! approved) or ends the turn.
+//! inner app of line `i` is `Watch { app: the layers below, line: i }`. Calling it
+//! counts one call of line `i` into the layers below (in the env) and returns the
+//! layers' own future: no future of its own, so it adds no level to the stack's nested
+//! future. At the end of a turn that neither answered nor was ended (`env.exit(..)`),
+//! the agent looks for the outermost line that was entered more often than it called
+//! inside: that line stopped calling its inner app on some pass (the first pass or a
+//! later one), and the error names it alone. Lines whose layer is brute's own
+//! (`Handler::WATCHED` false: they skip inside by design) are not named.
 
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
 
-use crate::env::{Env, Mark};
+use crate::env::Env;
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::message::Role;
+use crate::stop::ExitReason;
 
 /// The layers below a `use` line of `brute_agent!`, watched: see the
 /// module `agent::watch`. It derefs to them, so a middleware's inner app reached with
@@ -29,15 +26,14 @@ use crate::message::Role;
 #[derive(Clone, Debug)]
 pub struct Watch<A> {
     app: A,
-    /// The `use` name of the first layer of `app`; `None` when `app` is the terminal.
-    name: Option<&'static str>,
+    /// The `use` line (counted from 0, outermost first) whose inner app this is.
+    line: usize,
 }
 
 impl<A> Watch<A> {
-    /// Watches `app`, whose first layer is the `use` line `name` (`None` for the
-    /// terminal).
-    pub fn new(app: A, name: Option<&'static str>) -> Self {
-        Watch { app, name }
+    /// Watches `app`, the inner app of the `use` line `line`.
+    pub fn new(app: A, line: usize) -> Self {
+        Watch { app, line }
     }
 
     /// The watched layers.
@@ -60,56 +56,54 @@ impl<A> DerefMut for Watch<A> {
 }
 
 impl<A: Handler<Env>> Handler<Env> for Watch<A> {
-    async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        env.count_inner_call();
-        // brute's own layers skip inside by design only (`Handler::WATCHED`): no check.
-        let Some(name) = self.name.filter(|_| A::WATCHED) else {
-            return self.app.call(env).await;
-        };
-        let before = Before::of(env);
-        self.app.call(env).await?;
-        stopped(env, before, name)
-    }
-}
-
-/// What a layer's call is compared with when it returns.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Before {
-    inner_calls: u64,
-    messages: usize,
-    mark: Mark,
-}
-
-impl Before {
-    /// The env as a layer is called.
     #[inline]
-    pub(crate) fn of(env: &Env) -> Self {
-        Before {
-            inner_calls: env.inner_calls(),
-            messages: env.messages.len(),
-            mark: env.messages.mark(),
-        }
+    fn call(&self, env: &mut Env) -> impl Future<Output = Result<(), Error>> + Send {
+        env.layer_calls_mut().count(self.line, A::WATCHED);
+        self.app.call(env)
     }
 }
 
-/// The error when the layer `name`, called when the env was `before`, returned
-/// without calling the layer below it, and neither ended the turn, nor answered, nor
-/// changed the transcript in their place.
-pub(crate) fn stopped(env: &Env, before: Before, name: &'static str) -> Result<(), Error> {
-    if env.inner_calls() != before.inner_calls
-        || env.should_exit.is_some()
-        || env.messages.len() != before.messages
-        || env.messages.mark() != before.mark
-        || answered(env)
-    {
+/// The error when a turn that neither answered nor was ended had a watched `use` line
+/// (of `layers`, outermost first; the first is watched when `first_watched`) that was
+/// entered more often than it called inside: the outermost such line, by name.
+pub(crate) fn stopped(
+    env: &Env,
+    layers: &[&'static str],
+    first_watched: bool,
+) -> Result<(), Error> {
+    if answered(env) || matches!(env.should_exit, Some(ExitReason::AwaitingApproval { .. })) {
         return Ok(());
     }
-    Err(Error::layer(
-        name,
-        format!(
-            "`{name}` returned without calling its inner app, so this pass never reached the model: call `self.app.call(env).await` in its `Handler` impl on every pass, or end the turn with `env.exit(..)`"
-        ),
-    ))
+    let calls = env.layer_calls();
+    let watched = calls.watched | u32::from(first_watched);
+    for (line, name) in layers.iter().enumerate().take(calls.made.len()) {
+        let entered = match line {
+            0 => 1,
+            _ => calls.made[line - 1],
+        };
+        if watched & (1 << line) != 0 && calls.made[line] < entered && !ended_by(env, name) {
+            let what = match (env.reached_terminal(), calls.made[line]) {
+                (false, _) | (_, 0) => "so the turn never reached the model",
+                _ => "on a later pass, so the turn ended with no answer",
+            };
+            return Err(Error::layer(
+                name,
+                format!(
+                    "`{name}` returned without calling its inner app, {what}: call `self.app.call(env).await` in its `Handler` impl on every pass, or end the turn with `env.exit(..)`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the layer `name` ended the turn itself (`env.exit(..)` naming it).
+fn ended_by(env: &Env, name: &str) -> bool {
+    match &env.should_exit {
+        Some(ExitReason::Requested { by, .. }) => by == name,
+        Some(ExitReason::Limit { by, .. } | ExitReason::Blocked { by, .. }) => *by == name,
+        _ => false,
+    }
 }
 
 /// Whether the last message is a finished answer.

@@ -80,7 +80,9 @@ pub struct Env {
     reached_terminal: bool,
     /// How many times a layer of a `brute_agent!` stack called the layer below it this
     /// turn (see `agent::watch`).
-    inner_calls: u64,
+    /// Per `use` line of a `brute_agent!` stack (the first 16): how often it called
+    /// the layer below this turn, and which lines are checked (see `agent/watch.rs`).
+    layer_calls: LayerCalls,
     // Boxed: an env without a persistence layer stays small, and it moves every turn.
     persist: Option<Box<Persisting>>,
 }
@@ -117,10 +119,11 @@ impl Env {
         }
     }
 
-    /// Forgets that a terminal ran: a turn starts.
+    /// Forgets that a terminal ran and what the layers called: a turn starts.
     #[inline]
     pub(crate) fn reset_terminal(&mut self) {
         self.reached_terminal = false;
+        self.layer_calls = LayerCalls::default();
     }
 
     /// Records that a model terminal ran.
@@ -129,16 +132,16 @@ impl Env {
         self.reached_terminal = true;
     }
 
-    /// Counts one call from a layer into the layer below it.
+    /// The calls of each `use` line into the layer below it this turn.
     #[inline]
-    pub(crate) fn count_inner_call(&mut self) {
-        self.inner_calls = self.inner_calls.wrapping_add(1);
+    pub(crate) fn layer_calls(&self) -> &LayerCalls {
+        &self.layer_calls
     }
 
-    /// How many calls from a layer into the one below it this env has seen.
+    /// The same, to count a call.
     #[inline]
-    pub(crate) fn inner_calls(&self) -> u64 {
-        self.inner_calls
+    pub(crate) fn layer_calls_mut(&mut self) -> &mut LayerCalls {
+        &mut self.layer_calls
     }
 
     /// Whether a model terminal ran since the turn started.
@@ -372,5 +375,29 @@ impl fmt::Debug for Env {
             .field("cost", &self.cost())
             .field("extensions", &self.extensions)
             .finish_non_exhaustive()
+    }
+}
+
+/// How often each of the first 16 `use` lines of a `brute_agent!` stack called the
+/// layer below it this turn, and which lines are checked for it (a bit per line):
+/// `agent/watch.rs` counts, `Agent` reads at the end of the turn.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LayerCalls {
+    /// Calls made by line `i` into the layers below it.
+    pub(crate) made: [u16; 16],
+    /// Bit `i`: line `i` is a layer the check watches (`Handler::WATCHED`).
+    pub(crate) watched: u32,
+}
+
+impl LayerCalls {
+    /// Line `line` calls the layers below it, whose first line is watched or not.
+    #[inline]
+    pub(crate) fn count(&mut self, line: usize, below_watched: bool) {
+        if let Some(made) = self.made.get_mut(line) {
+            *made = made.saturating_add(1);
+            if below_watched {
+                self.watched |= 1 << (line + 1);
+            }
+        }
     }
 }
