@@ -453,3 +453,24 @@ async fn tool_result_parts_go_inside_the_function_response() {
         ]})
     );
 }
+
+/// A streamed reply is held to the response size limit by what it keeps (its text, or
+/// its calls), the stream itself far below its own limit.
+#[tokio::test]
+async fn a_streamed_reply_is_held_to_the_response_size_limit() {
+    let long = json!({"text": "word ".repeat(2000)});
+    let calls: Vec<Value> = (0..4)
+        .map(|n| json!({"functionCall": {"name": "get_weather", "args": {"location": "x".repeat(2000)}, "id": format!("fc-{n}")}}))
+        .collect();
+    for parts in [vec![long], calls] {
+        let server = Server::start(vec![reply(&parts, usage(1, 2000, 0, 0), true)]).await;
+        let model = model(&server, true).max_response_bytes(4096);
+        let mut env = Env::new();
+        env.messages.push(Message::user("Talk."));
+        let error = model_error(model.complete(&env).await);
+        assert!(
+            matches!(&error, ModelError::TooLarge { limit: 4096, message } if message.contains("streamed reply")),
+            "{error:?}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //! 127.0.0.1: an endless stream of valid deltas is refused at the stream size limit,
 //! a stream dripped forever (each delta sent only once the last one arrived, so the
 //! idle timeout never fires) ends at the call timeout, bytes that are not UTF-8 are
-//! replaced instead of failing the reply, and tool-call ids that repeat an earlier
+//! replaced instead of failing the reply, a streamed reply's memory is what it keeps
+//! (held to the response size limit), not what it read, and tool-call ids that repeat an earlier
 //! reply's, or are empty, are made unique before the reply is stored.
 
 #![allow(clippy::unwrap_used)]
@@ -74,6 +75,168 @@ async fn an_endless_stream_of_valid_deltas_is_refused_at_the_stream_size_limit()
         // Refused where it passed the limit, not read to the server's end.
         let sent = written.load(Ordering::Relaxed);
         assert!(sent < 64 << 20, "{api:?}: the server wrote {sent} bytes");
+    }
+}
+
+/// An event of `api` that adds nothing to a reply, `padding` bytes long: a chunk
+/// without choices, a ping, each with a field no decoder reads.
+fn padded_nothing(api: Api, padding: usize) -> Vec<u8> {
+    let padding = "p".repeat(padding);
+    match api {
+        Api::OpenAi => format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [], "padding": padding})
+        ),
+        Api::Anthropic => format!(
+            "event: ping\ndata: {}\n\n",
+            json!({"type": "ping", "padding": padding})
+        ),
+    }
+    .into_bytes()
+}
+
+/// Bytes allocated and not yet freed by each thread, with their high mark: the
+/// memory of a call on a current-thread runtime (the call, and this file's server,
+/// run on the test's own thread; other tests' threads count apart).
+mod allocations {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    pub struct Counting;
+
+    thread_local! {
+        static LIVE: Cell<isize> = const { Cell::new(0) };
+        static PEAK: Cell<isize> = const { Cell::new(0) };
+    }
+
+    fn add(bytes: isize) {
+        let _ = LIVE.try_with(|live| {
+            live.set(live.get() + bytes);
+            let _ = PEAK.try_with(|peak| peak.set(peak.get().max(live.get())));
+        });
+    }
+
+    // SAFETY: every call is passed to the system allocator unchanged; the counting
+    // only reads the sizes.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: the caller's layout, as `GlobalAlloc::alloc` requires.
+            let pointer = unsafe { System.alloc(layout) };
+            if !pointer.is_null() {
+                add(layout.size() as isize);
+            }
+            pointer
+        }
+
+        unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+            // SAFETY: allocated by `alloc` above with this layout.
+            unsafe { System.dealloc(pointer, layout) };
+            add(-(layout.size() as isize));
+        }
+
+        unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+            // SAFETY: allocated by `alloc` above with this layout.
+            let moved = unsafe { System.realloc(pointer, layout, size) };
+            if !moved.is_null() {
+                add(size as isize - layout.size() as isize);
+            }
+            moved
+        }
+    }
+
+    /// Starts a measure on this thread: the high mark is set to what is live now.
+    pub fn start() -> isize {
+        let live = LIVE.with(Cell::get);
+        PEAK.with(|peak| peak.set(live));
+        live
+    }
+
+    /// The most bytes this thread had live above `start`'s since it was called.
+    pub fn peak_since(start: isize) -> usize {
+        (PEAK.with(Cell::get) - start).max(0) as usize
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: allocations::Counting = allocations::Counting;
+
+/// A stream's memory is what its reply keeps, not what it read: a reply that grows past
+/// `max_response_bytes` is refused there (the stream still far below its own limit),
+/// and a long stream that keeps nothing needs no more memory than a short one.
+#[tokio::test]
+async fn a_streamed_reply_is_held_to_the_response_size_limit_and_its_memory_to_what_it_keeps() {
+    const STREAM: usize = 16 << 20;
+    const REPLY: usize = 1 << 20;
+    const PEAK: usize = 8 << 20;
+    for api in APIS {
+        // 16 MiB of text in deltas of 16 KiB, against a reply limit of 1 MiB.
+        let (prefix, piece) = delta_events(api, &"x".repeat(16 * 1024));
+        let server = Server::start(vec![Reply::Flood {
+            content_type: "text/event-stream",
+            announce: false,
+            prefix,
+            piece,
+            total: STREAM,
+            written: Arc::default(),
+        }])
+        .await;
+        let settings = Settings {
+            stream: true,
+            max_response_bytes: Some(REPLY),
+            ..Settings::default()
+        };
+        let start = allocations::start();
+        let error = api.call(&server, &settings, &env()).await.unwrap_err();
+        let peak = allocations::peak_since(start);
+        eprintln!(
+            "{api:?}: {} KiB live at the peak of a refused reply",
+            peak / 1024
+        );
+        match &error {
+            ModelError::TooLarge { limit, message } => {
+                assert_eq!(*limit, REPLY, "{api:?}");
+                assert!(
+                    message.contains("response size limit"),
+                    "{api:?}: {message}"
+                );
+            }
+            other => panic!("{api:?}: expected TooLarge, got {other:?}"),
+        }
+        assert!(
+            peak < PEAK,
+            "{api:?}: a call refused at a 1 MiB reply had {} KiB live at its peak",
+            peak / 1024
+        );
+
+        // 16 MiB of events that add nothing to the reply (16 KiB of a field no one
+        // reads): read whole (the stream then ends unfinished), in no more memory than
+        // the reply they keep.
+        let piece = padded_nothing(api, 16 * 1024);
+        let server = Server::start(vec![Reply::Flood {
+            content_type: "text/event-stream",
+            announce: false,
+            prefix: piece.clone(),
+            piece,
+            total: STREAM,
+            written: Arc::default(),
+        }])
+        .await;
+        let start = allocations::start();
+        let error = api.call(&server, &settings, &env()).await.unwrap_err();
+        let peak = allocations::peak_since(start);
+        eprintln!(
+            "{api:?}: {} KiB live at the peak of a stream kept nothing",
+            peak / 1024
+        );
+        assert!(
+            matches!(&error, ModelError::Connection(m) if m.contains("ended before")),
+            "{api:?}: {error:?}"
+        );
+        assert!(
+            peak < PEAK,
+            "{api:?}: a 16 MiB stream that kept nothing had {} KiB live at its peak",
+            peak / 1024
+        );
     }
 }
 

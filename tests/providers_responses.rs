@@ -475,6 +475,25 @@ async fn the_stream_size_limit_applies() {
     );
 }
 
+/// A streamed reply is held to the response size limit by what it keeps (its text, or a
+/// call's arguments), the stream itself far below its own limit.
+#[tokio::test]
+async fn a_streamed_reply_is_held_to_the_response_size_limit() {
+    let long = "word ".repeat(2000);
+    let arguments = json!({"city": "x".repeat(10_000)}).to_string();
+    for item in [message_item(&long), call_item("call_1", &arguments)] {
+        let server = Server::start(vec![reply(&[item], usage(1, 2000, 0), true)]).await;
+        let model = model(&server, true).max_response_bytes(4096);
+        let mut env = Env::new();
+        env.messages.push(Message::user("Talk."));
+        let error = model_error(model.complete(&env).await);
+        assert!(
+            matches!(&error, ModelError::TooLarge { limit: 4096, message } if message.contains("streamed reply")),
+            "{error:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn recorded_responses_replay_identically() {
     for stream in [false, true] {

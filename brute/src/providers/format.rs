@@ -138,4 +138,14 @@ pub trait StreamDecode: Send {
     fn redact(&mut self, secrets: &[std::sync::Arc<str>]) {
         let _ = secrets;
     }
+
+    /// About how many bytes of the reply the decoder holds so far: its text, reasoning
+    /// and tool calls, not the bytes it has read. An [`HttpModel`](super::HttpModel)
+    /// refuses a stream whose reply passes its `max_response_bytes`, so a stream's
+    /// memory is bounded by what its reply keeps rather than by how long it runs. The
+    /// default, `0`, opts a decoder out of that bound (the stream size limit still
+    /// holds).
+    fn kept(&self) -> usize {
+        0
+    }
 }

@@ -211,6 +211,10 @@ macro_rules! stream_decoder {
             fn redact(&mut self, secrets: &[std::sync::Arc<str>]) {
                 self.0.redact(secrets);
             }
+
+            fn kept(&self) -> usize {
+                self.0.kept()
+            }
         }
     };
 }

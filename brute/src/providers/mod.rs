@@ -32,14 +32,16 @@
 //! | `first_byte_timeout` | [`DEFAULT_FIRST_BYTE_TIMEOUT`] (120 s) | the wait for the response headers |
 //! | `idle_timeout` | [`DEFAULT_IDLE_TIMEOUT`] (60 s) | the silence between two chunks of a body |
 //! | `call_timeout` | [`DEFAULT_CALL_TIMEOUT`] (15 min) | a whole call, request to the reply's end |
-//! | `max_response_bytes` | [`DEFAULT_MAX_RESPONSE_BYTES`] (32 MiB) | a non-streamed body |
+//! | `max_response_bytes` | [`DEFAULT_MAX_RESPONSE_BYTES`] (32 MiB) | a reply: a non-streamed body, or what a stream's reply holds |
 //! | `max_event_bytes` | [`DEFAULT_MAX_EVENT_BYTES`] (16 MiB) | one event of a stream |
-//! | `max_stream_bytes` | [`DEFAULT_MAX_STREAM_BYTES`] (256 MiB) | a whole stream |
+//! | `max_stream_bytes` | [`DEFAULT_MAX_STREAM_BYTES`] (256 MiB) | the bytes read of a whole stream |
 //!
 //! A silent server is given up on after the idle timeout; one that keeps talking (a
 //! keep-alive comment, a character now and then, an endless stream of valid deltas)
 //! after the call timeout or the stream size limit, whichever comes first. A timeout
-//! is [`ModelError::Timeout`], a limit [`ModelError::TooLarge`]. Bytes of a stream
+//! is [`ModelError::Timeout`], a limit [`ModelError::TooLarge`]. A streamed call holds
+//! what its reply keeps (text, reasoning, tool calls), not what it has read, so its
+//! memory is bounded by `max_response_bytes` plus one event, however long it runs. Bytes of a stream
 //! that are not UTF-8 are replaced by `U+FFFD` with a warning in the log
 //! (`tracing`), not refused.
 //!
@@ -432,6 +434,11 @@ impl Deltas {
             self.reasoning.push_str(&text);
             env.emit(crate::event::Event::ReasoningDelta(&text));
         }
+    }
+
+    /// The bytes of answer and reasoning held.
+    pub(crate) fn kept(&self) -> usize {
+        self.content.len() + self.reasoning.len()
     }
 
     /// Whether any reasoning has arrived.

@@ -17,6 +17,11 @@ pub(crate) trait Assemble: Default {
 
     /// The text and reasoning assembled so far.
     fn deltas(&mut self) -> &mut super::Deltas;
+
+    /// About how many bytes of the reply the state holds (see
+    /// [`StreamDecode::kept`](super::StreamDecode::kept)); kept up to date as events
+    /// come, not counted again on each call.
+    fn kept(&self) -> usize;
 }
 
 /// One event's `data` read as `T`; `what` names what it should have been (`a stream
@@ -55,6 +60,11 @@ impl<S: Assemble> Decoding<S> {
         let state = &mut self.state;
         self.sse
             .feed(bytes, |place, data| state.event(place, data, env))
+    }
+
+    /// About how many bytes of the reply are held so far.
+    pub(crate) fn kept(&self) -> usize {
+        self.state.kept()
     }
 
     /// Takes `secrets` out of the deltas from now on.

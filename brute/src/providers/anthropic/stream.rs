@@ -46,6 +46,8 @@ struct State {
     usage: WireUsage,
     has_usage: bool,
     stopped: bool,
+    /// The bytes the blocks and the signature hold, counted as they come.
+    kept: usize,
 }
 
 #[derive(Debug)]
@@ -77,13 +79,18 @@ impl Assemble for State {
                 index,
                 content_block,
             } => {
+                self.kept += std::mem::size_of::<(u64, StreamBlock)>();
                 let block = match content_block.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => StreamBlock::ToolUse {
-                        id: string_field(&content_block, "id"),
-                        name: string_field(&content_block, "name"),
-                        json: String::new(),
-                        input: content_block.get("input").cloned().unwrap_or(Value::Null),
-                    },
+                    Some("tool_use") => {
+                        // The block's id, name and input are in its event.
+                        self.kept += data.len();
+                        StreamBlock::ToolUse {
+                            id: string_field(&content_block, "id"),
+                            name: string_field(&content_block, "name"),
+                            json: String::new(),
+                            input: content_block.get("input").cloned().unwrap_or(Value::Null),
+                        }
+                    }
                     Some("text") => {
                         let text = string_field(&content_block, "text");
                         self.text.content(&text, env);
@@ -92,8 +99,9 @@ impl Assemble for State {
                     Some("thinking") => {
                         let thinking = string_field(&content_block, "thinking");
                         self.text.reasoning(&thinking, env);
-                        self.signature
-                            .push_str(&string_field(&content_block, "signature"));
+                        let signature = string_field(&content_block, "signature");
+                        self.kept += signature.len();
+                        self.signature.push_str(&signature);
                         StreamBlock::Other
                     }
                     _ => StreamBlock::Other,
@@ -103,10 +111,14 @@ impl Assemble for State {
             StreamEvent::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => self.text.content(&text, env),
                 BlockDelta::ThinkingDelta { thinking } => self.text.reasoning(&thinking, env),
-                BlockDelta::SignatureDelta { signature } => self.signature.push_str(&signature),
+                BlockDelta::SignatureDelta { signature } => {
+                    self.kept += signature.len();
+                    self.signature.push_str(&signature)
+                }
                 BlockDelta::InputJsonDelta { partial_json } => {
                     match self.blocks.iter_mut().rev().find(|(i, _)| *i == index) {
                         Some((_, StreamBlock::ToolUse { json, .. })) => {
+                            self.kept += partial_json.len();
                             json.push_str(&partial_json)
                         }
                         _ => {
@@ -133,6 +145,10 @@ impl Assemble for State {
     /// Ends the stream. A stream without its `message_stop` is a dropped connection.
     fn deltas(&mut self) -> &mut Deltas {
         &mut self.text
+    }
+
+    fn kept(&self) -> usize {
+        self.text.kept() + self.kept
     }
 
     fn complete(self, place: &str) -> Result<Completion, ModelError> {

@@ -35,13 +35,15 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(120);
 /// is a server that has stopped.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The largest non-streamed response body by default: 32 MiB, more than ten times the
-/// longest reply a model writes (128k tokens are about 1 MiB of text).
+/// The largest reply by default, a non-streamed body or what a stream's reply holds
+/// (its text, reasoning and calls): 32 MiB, more than ten times the longest reply a
+/// model writes (128k tokens are about 1 MiB of text).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
-/// The largest event stream by default: 256 MiB, a hundred times the longest reply a
-/// model streams (a 128k-token reply is about 1 MiB of text, a few MiB as events);
-/// an endless stream is refused there instead of filling memory.
+/// The most bytes read of one event stream by default: 256 MiB, ten times the longest
+/// reply a model streams (a 128k-token reply is about 1 MiB of text, some 25 MiB as
+/// Chat Completions chunks of a token each). An endless stream is refused there; its
+/// memory is bounded sooner, by [`DEFAULT_MAX_RESPONSE_BYTES`] of reply kept.
 pub const DEFAULT_MAX_STREAM_BYTES: usize = 256 * 1024 * 1024;
 
 /// How long one model call may take in all by default: 15 minutes, from sending the
@@ -261,17 +263,20 @@ impl<F: WireFormat> HttpModel<F> {
         self
     }
 
-    /// The largest event stream, in bytes (default [`DEFAULT_MAX_STREAM_BYTES`]); a
-    /// longer one is refused with [`ModelError::TooLarge`] as soon as it passes the
-    /// limit, without reading on.
+    /// The most bytes read of one event stream (default [`DEFAULT_MAX_STREAM_BYTES`]);
+    /// a longer one is refused with [`ModelError::TooLarge`] as soon as it passes the
+    /// limit, without reading on. This bounds time and bandwidth; a stream's memory is
+    /// bounded by [`max_response_bytes`](Self::max_response_bytes).
     pub fn max_stream_bytes(mut self, limit: usize) -> Self {
         self.transport.set_limits(|l| l.max_stream_bytes = limit);
         self
     }
 
-    /// The largest non-streamed body, in bytes (default
-    /// [`DEFAULT_MAX_RESPONSE_BYTES`]); a larger one is refused with
-    /// [`ModelError::TooLarge`] without being read whole.
+    /// The largest reply, in bytes (default [`DEFAULT_MAX_RESPONSE_BYTES`]): a
+    /// non-streamed body, or what a streamed reply holds (its text, reasoning and tool
+    /// calls, not the events' envelopes). A larger one is refused with
+    /// [`ModelError::TooLarge`] without being read whole, so a streamed call's memory
+    /// is about this plus one event, however long the stream runs.
     pub fn max_response_bytes(mut self, limit: usize) -> Self {
         self.transport.set_limits(|l| l.max_response_bytes = limit);
         self
@@ -387,9 +392,18 @@ impl<F: WireFormat> HttpModel<F> {
             }
         };
         if self.stream && !is_json(&response) {
-            let max_event_bytes = self.transport.limits().max_event_bytes;
-            let mut decoder = F::stream_decoder(place.clone(), max_event_bytes);
+            let limits = self.transport.limits();
+            let mut decoder = F::stream_decoder(place.clone(), limits.max_event_bytes);
             decoder.redact(output.secrets());
+            // The reply a stream assembles is held to the size of a whole body: what
+            // a call keeps, not what it reads, is its memory.
+            let max_kept = limits.max_response_bytes;
+            let too_large = |decoder: &F::Stream| {
+                (decoder.kept() > max_kept).then(|| ModelError::TooLarge {
+                    limit: max_kept,
+                    message: format!("{place}: the streamed reply passed the response size limit"),
+                })
+            };
             let mut raw = Vec::new();
             let mut clean = output.stream();
             let mut buffer = Vec::new();
@@ -399,7 +413,8 @@ impl<F: WireFormat> HttpModel<F> {
                     if self.recorder.is_some() {
                         raw.extend_from_slice(chunk);
                     }
-                    decoder.feed(chunk, env).map_err(cut)
+                    decoder.feed(chunk, env).map_err(cut)?;
+                    too_large(&decoder).map_or(Ok(()), Err)
                 })
                 .await?;
             let rest = clean.finish();
@@ -407,6 +422,9 @@ impl<F: WireFormat> HttpModel<F> {
                 raw.extend_from_slice(&rest);
             }
             decoder.feed(&rest, env).map_err(cut)?;
+            if let Some(error) = too_large(&decoder) {
+                return Err(error);
+            }
             let mut completion = decoder.finish(env).map_err(cut)?;
             output.message(&mut completion.message);
             settle(&request, &mut completion);

@@ -122,6 +122,11 @@ impl Reading {
         Ok(())
     }
 
+    /// How many calls the responses so far have made.
+    pub(super) fn calls(&self) -> usize {
+        self.calls.len()
+    }
+
     /// Whether a finish reason has come.
     pub(super) fn finished(&self) -> bool {
         self.finish_reason.is_some()

@@ -21,17 +21,28 @@ stream_decoder! {
 struct State {
     text: Deltas,
     reading: Reading,
+    /// The bytes of the events that made calls: what the calls hold, about.
+    kept: usize,
 }
 
 impl Assemble for State {
     fn event(&mut self, place: &str, data: &str, env: &Env) -> Result<(), ModelError> {
         let response: Response = parse_event(place, data, "a GenerateContentResponse event")?;
+        let calls = self.reading.calls();
         self.reading
-            .read(response, place, Some((&mut self.text, env)))
+            .read(response, place, Some((&mut self.text, env)))?;
+        if self.reading.calls() > calls {
+            self.kept += data.len();
+        }
+        Ok(())
     }
 
     fn deltas(&mut self) -> &mut Deltas {
         &mut self.text
+    }
+
+    fn kept(&self) -> usize {
+        self.text.kept() + self.kept
     }
 
     /// A stream that stopped before a finish reason is a dropped connection.

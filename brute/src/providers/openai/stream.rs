@@ -28,6 +28,8 @@ struct State {
     usage: Option<Usage>,
     finished: bool,
     done: bool,
+    /// The bytes the calls hold, counted as their pieces come.
+    calls_kept: usize,
 }
 
 #[derive(Debug, Default)]
@@ -80,6 +82,10 @@ impl Assemble for State {
         &mut self.text
     }
 
+    fn kept(&self) -> usize {
+        self.text.kept() + self.calls_kept
+    }
+
     fn complete(self, place: &str) -> Result<Completion, ModelError> {
         if !self.done && !self.finished {
             return Err(ModelError::Connection(format!(
@@ -123,10 +129,12 @@ impl State {
                     index,
                     ..PartialCall::default()
                 });
+                self.calls_kept += std::mem::size_of::<PartialCall>();
                 let last = self.calls.len() - 1;
                 &mut self.calls[last]
             }
         };
+        let before = call.id.len() + call.name.len() + call.arguments.len();
         if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
             call.id = id;
         }
@@ -142,5 +150,7 @@ impl State {
             Some(Value::Null) | None => {}
             Some(whole) => call.arguments = whole.to_string(),
         }
+        let after = call.id.len() + call.name.len() + call.arguments.len();
+        self.calls_kept = (self.calls_kept + after).saturating_sub(before);
     }
 }

@@ -26,12 +26,48 @@ stream_decoder! {
 #[derive(Debug, Default)]
 struct State {
     text: Deltas,
-    /// The items begun and not yet finished, by output index, their arguments so far.
-    open: Vec<(u64, Value)>,
+    /// The items begun and not yet finished.
+    open: Vec<Open>,
     /// The finished items, by output index.
     done: Vec<(u64, Value)>,
     /// `response.completed` (or `response.incomplete`), once it came.
     end: Option<Response>,
+    /// The bytes the items hold (as the JSON of their events), counted as they come.
+    kept: usize,
+}
+
+/// An item begun and not yet finished.
+#[derive(Debug)]
+struct Open {
+    index: u64,
+    item: Value,
+    /// Its arguments, once a delta gave some: the item's own, then each delta's,
+    /// appended in place (not copied whole on every delta).
+    arguments: Option<String>,
+    /// What its event counted in [`State::kept`].
+    size: usize,
+}
+
+impl State {
+    /// Forgets the open item at `index`, if any; returns it.
+    fn close(&mut self, index: u64) -> Option<Open> {
+        let position = self.open.iter().position(|open| open.index == index)?;
+        let open = self.open.remove(position);
+        let size = open.size + open.arguments.as_ref().map_or(0, String::len);
+        self.kept = self.kept.saturating_sub(size);
+        Some(open)
+    }
+}
+
+impl Open {
+    /// The item, with the arguments its deltas gave.
+    fn into_item(self) -> Value {
+        let mut item = self.item;
+        if let Some(arguments) = self.arguments {
+            item["arguments"] = Value::String(arguments);
+        }
+        item
+    }
 }
 
 impl Assemble for State {
@@ -48,20 +84,33 @@ impl Assemble for State {
                 }
             }
             StreamEvent::ItemAdded { output_index, item } => {
-                self.open.retain(|(i, _)| *i != output_index);
-                self.open.push((output_index, item));
+                self.close(output_index);
+                self.kept += data.len();
+                self.open.push(Open {
+                    index: output_index,
+                    item,
+                    arguments: None,
+                    size: data.len(),
+                });
             }
             StreamEvent::ArgumentsDelta {
                 output_index,
                 delta,
             } => {
-                if let Some((_, item)) = self.open.iter_mut().find(|(i, _)| *i == output_index) {
-                    let so_far = item.get("arguments").and_then(Value::as_str).unwrap_or("");
-                    item["arguments"] = Value::String(format!("{so_far}{delta}"));
+                if let Some(open) = self.open.iter_mut().find(|o| o.index == output_index) {
+                    let item = &open.item;
+                    open.arguments
+                        .get_or_insert_with(|| {
+                            let so_far = item.get("arguments").and_then(Value::as_str);
+                            so_far.unwrap_or("").to_owned()
+                        })
+                        .push_str(&delta);
+                    self.kept += delta.len();
                 }
             }
             StreamEvent::ItemDone { output_index, item } => {
-                self.open.retain(|(i, _)| *i != output_index);
+                self.close(output_index);
+                self.kept += data.len();
                 self.done.push((output_index, item));
             }
             StreamEvent::Completed { response } => self.end = Some(response),
@@ -90,6 +139,10 @@ impl Assemble for State {
         &mut self.text
     }
 
+    fn kept(&self) -> usize {
+        self.text.kept() + self.kept
+    }
+
     /// A stream that stopped before `response.completed` is a dropped connection.
     fn complete(self, place: &str) -> Result<Completion, ModelError> {
         let Some(end) = self.end else {
@@ -100,9 +153,12 @@ impl Assemble for State {
         let mut items: Vec<(u64, Value)> = self.done;
         // A function call whose item did not finish keeps what its deltas said.
         items.extend(
-            self.open.into_iter().filter(|(_, item)| {
-                item.get("type").and_then(Value::as_str) == Some("function_call")
-            }),
+            self.open
+                .into_iter()
+                .filter(|open| {
+                    open.item.get("type").and_then(Value::as_str) == Some("function_call")
+                })
+                .map(|open| (open.index, open.into_item())),
         );
         items.sort_by_key(|(index, _)| *index);
         let mut read = Items::default();
