@@ -1,7 +1,8 @@
 //! Cost: every model call is priced by its model's name, each `ModelResponse` event and
 //! the turn's outcome carry the cost (`None` for a model without a price, never a
 //! made-up zero), and every store keeps the session's running total with the session,
-//! so that it survives a restart and a compaction. PostgreSQL runs for real (see
+//! so that it survives a restart and a compaction, PostgreSQL's committed with the
+//! other sessions' appends waiting at the same time. PostgreSQL runs for real (see
 //! `session_support`).
 
 #![allow(clippy::unwrap_used)]
@@ -252,4 +253,116 @@ async fn the_sqlite_store_keeps_the_running_total() {
 )]
 async fn the_postgres_store_keeps_the_running_total() {
     the_running_total_survives_restarts_and_rewrites("postgres").await;
+}
+
+/// A session's running total goes with its messages into the writer's batch: appends of
+/// ten sessions, each with a total, that wait while the writer is held up are stored by
+/// one transaction, not one each on a connection of their own (which serialised every
+/// model call of every session whose provider reports usage).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(feature = "services"),
+    ignore = "needs PostgreSQL: cargo xtask test"
+)]
+async fn the_postgres_store_commits_running_totals_with_other_sessions_appends() {
+    use std::future::Future;
+    use std::task::Poll;
+
+    let url = postgres_database("cost_group");
+    let store = PostgresStore::connect(&url).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut leases = Vec::new();
+    for i in 0..=10 {
+        leases.push(store.open(&format!("s{i}")).await.unwrap().0);
+    }
+    // The messages table held by another transaction: the writer's next statement waits.
+    client
+        .batch_execute("BEGIN; LOCK TABLE brute_messages IN EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    // Each append is sent to the writer on its first poll; `sent` says it was.
+    let append = |mut lease, spend: Option<Spend>| {
+        let store = store.clone();
+        let (sent, was_sent) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            if let Some(spend) = spend {
+                store.set_spend(&mut lease, spend);
+            }
+            let messages = [Message::user("hi")];
+            let mut append = std::pin::pin!(store.append(&mut lease, &messages));
+            let first = std::future::poll_fn(|cx| Poll::Ready(append.as_mut().poll(cx))).await;
+            let _ = sent.send(());
+            match first {
+                Poll::Ready(result) => result,
+                Poll::Pending => append.await,
+            }
+        });
+        (task, was_sent)
+    };
+    let mut leases = leases.into_iter();
+    // The first append, alone, is the writer's statement that waits for the lock.
+    let (first, _) = append(leases.next().unwrap(), None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let waiting: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_locks
+                 WHERE NOT granted AND relation = 'brute_messages'::regclass",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer never waited for the lock"
+        );
+        tokio::task::yield_now().await;
+    }
+    // Ten more, each with a running total, all sent before the lock is let go.
+    let mut spend = Spend::default();
+    spend.add_call(Usage::new(10, 2), None);
+    let mut tasks = Vec::new();
+    for lease in leases {
+        let (task, sent) = append(lease, Some(spend));
+        sent.await.unwrap();
+        tasks.push(task);
+    }
+    client.batch_execute("COMMIT").await.unwrap();
+    first.await.unwrap().unwrap();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    // Which transactions wrote the ten sessions' totals and messages.
+    let writers: i64 = client
+        .query_one(
+            "SELECT count(DISTINCT x) FROM (
+                 SELECT xmin::text AS x FROM brute_spend WHERE session <> 's0'
+                 UNION ALL
+                 SELECT xmin::text FROM brute_messages WHERE session <> 's0'
+             ) w",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        writers, 1,
+        "the ten appends with running totals were committed by {writers} transactions"
+    );
+    let totals: i64 = client
+        .query_one("SELECT count(*) FROM brute_spend", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(totals, 10);
+    for i in 1..=10 {
+        assert_eq!(store.load_spend(&format!("s{i}")).await.unwrap(), spend);
+    }
 }

@@ -52,7 +52,8 @@ const DIALECT: Dialect = Dialect {
 ///
 /// Appends are transactions (one statement), and the appends of concurrent turns are
 /// committed together: a writer task takes every append waiting and stores them in one
-/// statement, one commit (group commit); each is durable before its future is done.
+/// statement, one commit (group commit), each with its session's running total;
+/// each is durable before its future is done.
 /// A rewrite from a position is one transaction (delete from that position, insert the
 /// tail), whose cost is the tail's, not the session's. The connections run on the tokio
 /// runtime that called [`PostgresStore::connect`] (network I/O, never blocking).
@@ -368,12 +369,8 @@ impl SessionStore for PostgresStore {
             return Ok(());
         }
         let count = bodies.len();
-        if lease.pending.is_some() {
-            // With the session's running total: one transaction of their own, not the
-            // writer's batch (once per model call).
-            let next = lease.next;
-            return self.replace_from(lease, Start::Seq(next), bodies).await;
-        }
+        // With the session's running total, if it changed: the writer stores both in
+        // its batch's one statement and commit, with the other sessions' appends.
         let (reply, result) = oneshot::channel();
         self.inner
             .appends
@@ -382,6 +379,7 @@ impl SessionStore for PostgresStore {
                 bodies,
                 ttl: ttl_ms(self.ttl),
                 fenced: !self.unfenced,
+                spend: lease.pending.as_ref().map(totals::encode),
                 reply,
             })
             .map_err(|_| SessionError::WriterGone { store: "postgres" })?;
@@ -389,6 +387,7 @@ impl SessionStore for PostgresStore {
             .await
             .map_err(|_| SessionError::WriterGone { store: "postgres" })??;
         lease.appended(count);
+        lease.pending = None;
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! `PostgresStore`'s writer task: appends waiting at the same time go to the database
-//! in one statement and one commit, each fenced by its lease in that statement.
+//! in one statement and one commit, each fenced by its lease in that statement, with
+//! the running totals (`brute_spend`) of the sessions that have one.
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -19,6 +20,9 @@ pub(in crate::session) struct Append {
     /// Whether the append checks its lease (always, but for the broken fence of the
     /// fault tests: `PostgresStore::__unfenced_writes_for_fault_tests_only`).
     pub(in crate::session) fenced: bool,
+    /// The session's running total to store with the messages (`totals::encode`), if
+    /// it changed.
+    pub(in crate::session) spend: Option<String>,
     pub(in crate::session) reply: oneshot::Sender<Result<(), SessionError>>,
 }
 
@@ -36,6 +40,11 @@ const FENCED: &str = "
         FROM (SELECT DISTINCT session, owner, ttl FROM input) i
         WHERE l.session = i.session AND l.owner = i.owner
         RETURNING l.session
+    ), spent AS (
+        INSERT INTO brute_spend (session, body)
+        SELECT t.session, t.body FROM unnest($6::text[], $7::text[]) AS t(session, body)
+        WHERE t.session IN (SELECT session FROM renewed)
+        ON CONFLICT (session) DO UPDATE SET body = excluded.body
     )
     INSERT INTO brute_messages (session, seq, body)
     SELECT session, seq, body FROM input WHERE session IN (SELECT session FROM renewed)
@@ -50,6 +59,10 @@ const UNFENCED: &str = "
     ), sessions AS (
         INSERT INTO brute_sessions (id) SELECT DISTINCT session FROM input
         ON CONFLICT DO NOTHING
+    ), spent AS (
+        INSERT INTO brute_spend (session, body)
+        SELECT t.session, t.body FROM unnest($6::text[], $7::text[]) AS t(session, body)
+        ON CONFLICT (session) DO UPDATE SET body = excluded.body
     )
     INSERT INTO brute_messages (session, seq, body)
     SELECT session, seq, body FROM input
@@ -89,7 +102,13 @@ async fn commit(conn: &Conn, statement: &str, batch: Vec<Append>) {
     let mut seqs: Vec<i64> = Vec::new();
     let mut bodies: Vec<&str> = Vec::new();
     let mut ttls: Vec<i64> = Vec::new();
+    // One total per session: a session has one append in a batch (its turn waits for
+    // each), but a total upserted twice in one statement would fail them all.
+    let mut totals: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for append in &batch {
+        if let Some(spend) = &append.spend {
+            totals.insert(append.lease.session.as_str(), spend.as_str());
+        }
         for (i, body) in append.bodies.iter().enumerate() {
             sessions.push(append.lease.session.as_str());
             owners.push(append.lease.owner.as_str());
@@ -98,9 +117,13 @@ async fn commit(conn: &Conn, statement: &str, batch: Vec<Append>) {
             ttls.push(append.ttl);
         }
     }
+    let (spent, spends): (Vec<&str>, Vec<&str>) = totals.into_iter().unzip();
     let result = match conn.get().await {
         Ok(client) => client
-            .query(statement, &[&sessions, &owners, &seqs, &bodies, &ttls])
+            .query(
+                statement,
+                &[&sessions, &owners, &seqs, &bodies, &ttls, &spent, &spends],
+            )
             .await
             .map_err(|e| conn.failed(&client, e)),
         Err(e) => Err(e),
