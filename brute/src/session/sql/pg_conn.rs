@@ -2,12 +2,13 @@
 //! restarted, failed over, or the network dropped it), and the driver's errors with
 //! the server's SQLSTATE and message kept.
 
+use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use tokio_postgres::{Client, NoTls, Transaction};
+use tokio_postgres::{Client, NoTls, Statement, Transaction};
 
 /// The attempts of one reconnection; the waits between them double from
 /// [`FIRST_WAIT`] (100, 200, 400, 800 ms: the last attempt about 1.5 s after the
@@ -177,6 +178,18 @@ pub(in crate::session) struct Conn {
     /// for it.
     reconnecting: tokio::sync::Mutex<()>,
     failed: LastFailure,
+    prepared: Mutex<Prepared>,
+}
+
+/// The statements prepared on one client, by their text: the server parses and plans
+/// each once per connection, and a call is one round trip, not two (a statement given
+/// to the driver as text is prepared again on every call).
+#[derive(Default)]
+struct Prepared {
+    /// The client they were prepared on; held weakly, so that a new client is never
+    /// taken for it (its allocation outlives it while this is held).
+    client: Weak<Client>,
+    statements: HashMap<Box<str>, Statement>,
 }
 
 impl fmt::Debug for Conn {
@@ -198,7 +211,36 @@ impl Conn {
             client: Mutex::new(Some(Arc::new(client))),
             reconnecting: tokio::sync::Mutex::new(()),
             failed: LastFailure::default(),
+            prepared: Mutex::default(),
         }
+    }
+
+    /// Statement `text` prepared on `client`, once per connection.
+    pub(in crate::session) async fn statement(
+        &self,
+        client: &Arc<Client>,
+        text: &str,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        let same =
+            |prepared: &Prepared| std::ptr::eq(prepared.client.as_ptr(), Arc::as_ptr(client));
+        {
+            let prepared = self.prepared.lock().unwrap_or_else(PoisonError::into_inner);
+            if same(&prepared)
+                && let Some(statement) = prepared.statements.get(text)
+            {
+                return Ok(statement.clone());
+            }
+        }
+        let statement = client.prepare(text).await?;
+        let mut prepared = self.prepared.lock().unwrap_or_else(PoisonError::into_inner);
+        if !same(&prepared) {
+            *prepared = Prepared {
+                client: Arc::downgrade(client),
+                statements: HashMap::new(),
+            };
+        }
+        prepared.statements.insert(text.into(), statement.clone());
+        Ok(statement)
     }
 
     fn current(&self) -> Option<Arc<Client>> {

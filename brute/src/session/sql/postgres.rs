@@ -200,10 +200,11 @@ impl PostgresStore {
     ) -> Result<u64, PgError> {
         let conn = self.conn(id);
         let client = conn.get().await?;
-        client
-            .execute(text, params)
-            .await
-            .map_err(|e| conn.failed(&client, e))
+        let done = match conn.statement(&client, text).await {
+            Ok(statement) => client.execute(&statement, params).await,
+            Err(error) => Err(error),
+        };
+        done.map_err(|e| conn.failed(&client, e))
     }
 
     /// Runs query `text` on session `id`'s connection.
@@ -215,10 +216,11 @@ impl PostgresStore {
     ) -> Result<Vec<tokio_postgres::Row>, PgError> {
         let conn = self.conn(id);
         let client = conn.get().await?;
-        client
-            .query(text, params)
-            .await
-            .map_err(|e| conn.failed(&client, e))
+        let rows = match conn.statement(&client, text).await {
+            Ok(statement) => client.query(&statement, params).await,
+            Err(error) => Err(error),
+        };
+        rows.map_err(|e| conn.failed(&client, e))
     }
 
     /// The messages of session `id` and the position after the last.
