@@ -160,6 +160,28 @@ mod allocations {
 #[global_allocator]
 static ALLOCATOR: allocations::Counting = allocations::Counting;
 
+/// A call of `api` against a server streaming `prefix`, then `piece` until `total`
+/// bytes: its error and the most bytes its thread had live meanwhile.
+async fn flooded(
+    api: Api,
+    settings: &Settings,
+    (prefix, piece): (Vec<u8>, Vec<u8>),
+    total: usize,
+) -> (ModelError, usize) {
+    let server = Server::start(vec![Reply::Flood {
+        content_type: "text/event-stream",
+        announce: false,
+        prefix,
+        piece,
+        total,
+        written: Arc::default(),
+    }])
+    .await;
+    let start = allocations::start();
+    let error = api.call(&server, settings, &env()).await.unwrap_err();
+    (error, allocations::peak_since(start))
+}
+
 /// A stream's memory is what its reply keeps, not what it read: a reply that grows past
 /// `max_response_bytes` is refused there (the stream still far below its own limit),
 /// and a long stream that keeps nothing needs no more memory than a short one.
@@ -168,26 +190,15 @@ async fn a_streamed_reply_is_held_to_the_response_size_limit_and_its_memory_to_w
     const STREAM: usize = 16 << 20;
     const REPLY: usize = 1 << 20;
     const PEAK: usize = 8 << 20;
+    let settings = Settings {
+        stream: true,
+        max_response_bytes: Some(REPLY),
+        ..Settings::default()
+    };
     for api in APIS {
         // 16 MiB of text in deltas of 16 KiB, against a reply limit of 1 MiB.
-        let (prefix, piece) = delta_events(api, &"x".repeat(16 * 1024));
-        let server = Server::start(vec![Reply::Flood {
-            content_type: "text/event-stream",
-            announce: false,
-            prefix,
-            piece,
-            total: STREAM,
-            written: Arc::default(),
-        }])
-        .await;
-        let settings = Settings {
-            stream: true,
-            max_response_bytes: Some(REPLY),
-            ..Settings::default()
-        };
-        let start = allocations::start();
-        let error = api.call(&server, &settings, &env()).await.unwrap_err();
-        let peak = allocations::peak_since(start);
+        let text = delta_events(api, &"x".repeat(16 * 1024));
+        let (error, peak) = flooded(api, &settings, text, STREAM).await;
         eprintln!(
             "{api:?}: {} KiB live at the peak of a refused reply",
             peak / 1024
@@ -212,20 +223,9 @@ async fn a_streamed_reply_is_held_to_the_response_size_limit_and_its_memory_to_w
         // reads): read whole (the stream then ends unfinished), in no more memory than
         // the reply they keep.
         let piece = padded_nothing(api, 16 * 1024);
-        let server = Server::start(vec![Reply::Flood {
-            content_type: "text/event-stream",
-            announce: false,
-            prefix: piece.clone(),
-            piece,
-            total: STREAM,
-            written: Arc::default(),
-        }])
-        .await;
-        let start = allocations::start();
-        let error = api.call(&server, &settings, &env()).await.unwrap_err();
-        let peak = allocations::peak_since(start);
+        let (error, peak) = flooded(api, &settings, (piece.clone(), piece), STREAM).await;
         eprintln!(
-            "{api:?}: {} KiB live at the peak of a stream kept nothing",
+            "{api:?}: {} KiB live at the peak of a stream that kept nothing",
             peak / 1024
         );
         assert!(
