@@ -15,8 +15,9 @@
 //! and an expiry, fenced writes; their lease is `DbLease`), and `lease_ttl` is a
 //! property of the store value on both.
 //! - [`copy_sessions`]: moves sessions between stores.
-//! - Size, retention and pruning ([`retention`]); fork and rewind
-//!   ([`SessionStore::fork`], [`SessionStore::rewind`]): provided by every store.
+//! - Size ([`SessionSize`], [`StoreSize`]), retention ([`Retention`]) and pruning into
+//!   an [`Archive`]; fork and rewind ([`SessionStore::fork`], [`SessionStore::rewind`]):
+//!   provided by every store.
 //!
 //! Which to pick: JSONL for one process or machine and sessions you read with `jq`;
 //! SQLite for one machine with many sessions (one file to back up, no directory of
@@ -38,7 +39,10 @@ mod validate;
 
 pub use crate::stream::pending::ABANDONED_APPROVAL;
 pub use admin::fork::{ForkError, check_point};
-pub use admin::retention;
+pub use admin::retention::{
+    Archive, Retention, RetentionError, RetentionReport, SessionInfo, SessionSize, StoreSize,
+    discard,
+};
 pub use boxed::{BoxLease, BoxStore, Store};
 pub use copy::copy_sessions;
 pub use error::SessionError;
@@ -47,7 +51,6 @@ pub use jsonl::{FileLease, JsonlStore};
 pub use log::keyed::{DecisionKey, KeyedTurn, ResumeKeyed, keyed_turn};
 pub use log::turn_lease::CANCELLED_TOOL_CALL;
 pub use log::{SessionId, SessionPath, TurnSaved};
-pub use retention::{Retention, RetentionReport, SessionInfo, SessionSize, StoreSize};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::lease::DbLease;
 #[cfg(feature = "postgres")]

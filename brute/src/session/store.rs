@@ -87,9 +87,8 @@ pub trait SessionStore: Send + Sync + 'static {
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it.
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), SessionError>> + Send;
 
-    /// The size of session `id` (an unknown session is empty): see
-    /// [`retention`](crate::session::admin::retention) for what each store counts. The default loads
-    /// it.
+    /// The size of session `id` (an unknown session is empty): see [`SessionSize`] for
+    /// what each store counts. The default loads it.
     fn size(&self, id: &str) -> impl Future<Output = Result<SessionSize, SessionError>> + Send {
         async move { Ok(SessionSize::of(&self.load(id).await?)) }
     }
@@ -146,7 +145,7 @@ pub trait SessionStore: Send + Sync + 'static {
     /// done to the stored history. Takes the lease (fails with
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it),
     /// hands the messages that go to `archive` first (an error there removes
-    /// nothing: [`RetentionError::Archive`](crate::session::admin::retention::RetentionError::Archive)), then rewrites the session atomically.
+    /// nothing: [`RetentionError::Archive`]), then rewrites the session atomically.
     /// Returns how many messages went.
     fn prune<'a>(
         &'a self,
