@@ -703,7 +703,7 @@ struct Keyed(ScriptedModel);
 const KEYED_KEY: &str = "sk-keyed-model-5e1f0a";
 
 impl brute::Model for Keyed {
-    async fn complete(&self, env: &brute::Env) -> Result<brute::model::Completion, brute::Error> {
+    async fn complete(&self, env: &brute::Env) -> Result<brute::Completion, brute::Error> {
         self.0.complete(env).await
     }
 
