@@ -103,8 +103,8 @@ mod probe;
 mod report;
 
 pub use crate::agent::{
-    Anywhere, BoxStack, Build, FnLayer, LayerCall, LayerFn, MiddlewareFn, Next, NoFn, PlaceFn,
-    Stack, middleware_fn,
+    Anywhere, BoxStack, Build, FnLayer, LayerCall, MiddlewareFn, Next, NoFn, PlaceFn, Stack,
+    middleware_fn,
 };
 pub use crate::handler::{HandlerFn, handler_fn};
 #[doc(hidden)]

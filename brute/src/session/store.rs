@@ -16,7 +16,8 @@ use crate::session::error::SessionError;
 use crate::session::validate::history_error::RetentionError;
 
 /// A boxed future of the session stores.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
+pub(crate) type StoreFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
 
 /// Where sessions live: a session is an id and a list of messages.
 ///

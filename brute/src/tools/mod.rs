@@ -84,8 +84,8 @@ mod undo;
 pub use builtin::{
     AllTools, Answers, Delegate, DelegateArgs, Patch, PatchArgs, Question, QuestionHandler,
     QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools, Remove, RemoveArgs,
-    SharedModel, Shell, ShellArgs, TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs,
-    Todos, Tools, Undo, UndoArgs, Write, WriteArgs,
+    Shell, ShellArgs, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todos, Tools, Undo,
+    UndoArgs, Write, WriteArgs,
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
