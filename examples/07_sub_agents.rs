@@ -13,15 +13,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use brute::providers::{AnyModel, ScriptedModel};
+use brute::structured::{schemars, serde};
 use brute::tools::{
-    BoxFuture, DefaultToolPipeline, FsSearch, Read, Shell, Tool, ToolContext, ToolError,
-    ToolOutput, ToolSet,
+    DefaultToolPipeline, FsSearch, Read, Shell, Tool, ToolContext, ToolError, ToolOutput, ToolSet,
 };
-use brute::tools::{schemars, serde};
 use brute::{
     Env, Message, Outcome, Role, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations, SystemPrompt},
@@ -30,8 +30,8 @@ use serde_json::json;
 
 /// The arguments every sub-agent takes.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "brute::tools::serde")]
-#[schemars(crate = "brute::tools::schemars")]
+#[serde(crate = "brute::structured::serde")]
+#[schemars(crate = "brute::structured::schemars")]
 struct TaskArgs {
     /// The task, stated completely: the sub-agent sees nothing else.
     task: String,
@@ -89,7 +89,8 @@ impl<T: ToolSet + Clone + 'static> Tool for SubAgent<T> {
         };
         // Boxed: a whole stack inside a tool call would otherwise nest its future's
         // layout in the caller's.
-        let turn: BoxFuture<'_, Result<Outcome, brute::Error>> = Box::pin(agent.start(args.task));
+        let turn: Pin<Box<dyn Future<Output = Result<Outcome, brute::Error>> + Send + '_>> =
+            Box::pin(agent.start(args.task));
         let outcome = turn
             .await
             .map_err(|e| ToolError::failed(format!("sub-agent `{}` failed: {e}", self.name)))?;

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use brute::compaction::{
-    CompactionEnv, DefaultCompactionPipeline, Heuristic, SlidingWindow, Summarize, Summary,
-    TokenEstimator, ToolResults, Trigger, is_well_paired,
+    CompactionEnv, DefaultCompactionPipeline, Heuristic, SlidingWindow, Summarize, TokenEstimator,
+    ToolResults, Trigger, is_well_paired,
 };
 use brute::{
     Env, Error, Event, EventKind, Handler, Message, Middleware, ModelError, Role, ToolCall,
@@ -278,7 +278,7 @@ async fn the_three_configuration_forms_compact() {
         use Loop::ToolResult;
         use DefaultCompactionPipeline {
             window: window,
-            compactor: (ToolResults::default(), SlidingWindow::default(), Summary::new(counting_summariser(calls.clone()))),
+            compactor: (ToolResults::default(), SlidingWindow::default(), Summarize::new(counting_summariser(calls.clone()))),
         };
         use FakeTools;
         run tool_caller(20, window, Arc::default());

@@ -13,7 +13,7 @@ use brute::{
     Completion, Env, Error, Message, Model, ModelError, ToolCall,
     message::Part,
     model::ToolSpec,
-    providers::{Gemini, Replay, gemini::MADE_UP_CALL_ID},
+    providers::{Gemini, Replay},
     structured::OutputSchema,
 };
 use providers_support::{Reply, Server};
@@ -181,7 +181,7 @@ async fn tool_round_trip(
         assert_eq!(calls[0].id, "fc-paris");
     } else {
         assert!(
-            calls.iter().all(|c| c.id.starts_with(MADE_UP_CALL_ID)),
+            calls.iter().all(|c| c.id.starts_with("gemini_call_")),
             "{calls:?}"
         );
         assert_ne!(calls[0].id, calls[1].id);

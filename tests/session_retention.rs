@@ -11,10 +11,10 @@ mod session_support;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use brute::session::retention::{RetentionError, discard};
 use brute::session::{
     BoxStore, JsonlStore, PostgresStore, Retention, SessionError, SessionStore, SqliteStore,
 };
+use brute::session::{RetentionError, discard};
 use brute::{BoxError, Message, ToolCall};
 use serde_json::json;
 use session_support::{postgres_database, sqlite_path, temp_dir};

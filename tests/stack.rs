@@ -308,7 +308,7 @@ impl Stamp {
     }
 }
 
-impl brute::stack::Middleware for Stamp {
+impl brute::Middleware for Stamp {
     type Options = Stamp;
     const PLACEMENT: brute::stack::Placement =
         brute::stack::Placement::new("Stamp", module_path!()).inside::<brute::kind::Loops>();

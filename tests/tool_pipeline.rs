@@ -6,9 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use brute::tools::{
-    Approval, Decision, Tool, ToolContext, ToolError, ToolOutput, Truncation, schemars, serde,
-};
+use brute::structured::{schemars, serde};
+use brute::tools::{Approval, Decision, Tool, ToolContext, ToolError, ToolOutput, Truncation};
 use brute::{
     Event, EventKind, Message, Role, ToolCall, brute_agent,
     middleware::{Loop, MaxIterations},
@@ -50,8 +49,8 @@ async fn spam(lines: usize) -> Result<String, ToolError> {
 
 /// Arguments of [`Touch`].
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "brute::tools::serde")]
-#[schemars(crate = "brute::tools::schemars")]
+#[serde(crate = "brute::structured::serde")]
+#[schemars(crate = "brute::structured::schemars")]
 struct TouchArgs {
     /// The file.
     path: String,
@@ -103,8 +102,8 @@ fn tool_results(messages: &[Message]) -> Vec<(&str, &str)> {
 
 /// Arguments of [`Meet`].
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "brute::tools::serde")]
-#[schemars(crate = "brute::tools::schemars")]
+#[serde(crate = "brute::structured::serde")]
+#[schemars(crate = "brute::structured::schemars")]
 struct MeetArgs {
     /// What to return.
     label: String,
@@ -704,7 +703,7 @@ struct Keyed(ScriptedModel);
 const KEYED_KEY: &str = "sk-keyed-model-5e1f0a";
 
 impl brute::Model for Keyed {
-    async fn complete(&self, env: &brute::Env) -> Result<brute::model::Completion, brute::Error> {
+    async fn complete(&self, env: &brute::Env) -> Result<brute::Completion, brute::Error> {
         self.0.complete(env).await
     }
 
@@ -803,7 +802,8 @@ struct Renamed {
 }
 
 impl brute::tools::ToolSet for Renamed {
-    type Call<'s> = brute::tools::NoCall;
+    // The empty set's call, which has no value: no call reaches this set.
+    type Call<'s> = <() as brute::tools::ToolSet>::Call<'s>;
 
     fn specs(&self, out: &mut Vec<brute::model::ToolSpec>) {
         let name = format!("tool_v{}", self.revision.load(Ordering::SeqCst));
@@ -820,7 +820,7 @@ impl brute::tools::ToolSet for Renamed {
 
     fn names<'a>(&'a self, _out: &mut Vec<&'a str>) {}
 
-    fn prepare(&self, _call: &ToolCall) -> Option<Result<brute::tools::NoCall, ToolError>> {
+    fn prepare(&self, _call: &ToolCall) -> Option<Result<Self::Call<'_>, ToolError>> {
         None
     }
 

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use brute::tools::{
-    PreparedCall, Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet, prepare,
+    DynTool, PreparedCall, Read, Registry, Shell, ToolContext, ToolError, ToolOutput, ToolSet,
 };
 use brute::{ToolCall, model::ToolSpec, tool, tools::Tool};
 use serde_json::json;
@@ -108,7 +108,7 @@ async fn tool_attribute_runs_the_body_with_the_context() {
 
 #[test]
 fn validation_names_the_field_and_what_was_expected() {
-    let err = prepare(&Add, &json!({"a": "two", "b": 1})).unwrap_err();
+    let err = Add.dyn_prepare(&json!({"a": "two", "b": 1})).unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("`a`") && text.contains("expected i64"),
@@ -116,14 +116,14 @@ fn validation_names_the_field_and_what_was_expected() {
     );
     assert!(matches!(err, ToolError::InvalidArguments { ref field, .. } if field == "a"));
 
-    let err = prepare(&Add, &json!({"a": 1})).unwrap_err().to_string();
+    let err = Add.dyn_prepare(&json!({"a": 1})).unwrap_err().to_string();
     assert!(err.contains("missing field `b`"), "{err}");
 
-    let err = prepare(&Add, &json!("{not json")).unwrap_err();
+    let err = Add.dyn_prepare(&json!("{not json")).unwrap_err();
     assert!(matches!(err, ToolError::InvalidJson(_)), "{err}");
     // The JSON string form providers sometimes send is accepted.
-    assert!(prepare(&Add, &json!(r#"{"a": 1, "b": 2}"#)).is_ok());
-    let err = prepare(&Add, &json!(42)).unwrap_err().to_string();
+    assert!(Add.dyn_prepare(&json!(r#"{"a": 1, "b": 2}"#)).is_ok());
+    let err = Add.dyn_prepare(&json!(42)).unwrap_err().to_string();
     assert!(err.contains("invalid type"), "{err}");
 }
 

@@ -175,14 +175,14 @@ pub(crate) async fn retention(
 ) -> Result<Json<RetentionView>, ApiError> {
     let request: RetentionRequest = parse(&body)?;
     let archive: SharedArchive = match (&shared.archive, request.discard) {
-        (_, true) => Arc::new(brute::session::retention::discard),
+        (_, true) => Arc::new(brute::session::discard),
         (Some(archive), false) => archive.clone(),
         (None, false) if request.prune_to.is_some() => {
             return Err(ApiError::invalid(
                 "request body: `prune_to` without an archive: this server has none (`Server::archive`); send `\"discard\": true` to prune without one",
             ));
         }
-        (None, false) => Arc::new(brute::session::retention::discard),
+        (None, false) => Arc::new(brute::session::discard),
     };
     let mut policy = Retention::new();
     if let Some(secs) = request.max_age_secs {

@@ -7,8 +7,8 @@ use brute::tools::{Tool, ToolContext, ToolError, ToolOutput};
 use serde::Deserialize;
 
 /// The arguments of a [`RemoteAgent`] call.
-#[derive(Debug, Deserialize, brute::tools::schemars::JsonSchema)]
-#[schemars(crate = "brute::tools::schemars")]
+#[derive(Debug, Deserialize, brute::structured::schemars::JsonSchema)]
+#[schemars(crate = "brute::structured::schemars")]
 pub struct RemoteTask {
     /// The task for the other agent, in full: it sees only this message (and what its
     /// session holds).

@@ -13,7 +13,7 @@ use tokio_util::task::TaskTracker;
 use crate::error::ApiError;
 
 /// The archive of a server's prunes ([`Server::archive`](crate::Server::archive)).
-pub(crate) type SharedArchive = Arc<brute::session::retention::Archive<'static>>;
+pub(crate) type SharedArchive = Arc<brute::session::Archive<'static>>;
 
 /// What every request handler shares: built once by
 /// [`Server::router`](crate::Server::router).

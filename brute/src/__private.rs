@@ -10,25 +10,27 @@ pub mod v1 {
 
     use crate::agent::Agent as AgentType;
 
+    pub use crate::Env;
+    pub use crate::Model;
     pub use crate::agent::{Agent, Erased, Watch};
-    pub use crate::env::Env;
     pub use crate::handler::{
         Fallback, Handler, HandlesTheLayersBelow, IsHandler, IsSend, NotAHandler, NotSend,
         SendLine, SendOptions, UseLine, ask_send, ask_use_line, handler_fn,
     };
-    pub use crate::model::Model;
     pub use crate::model::{
         AsyncFnTerminal, FnTerminal, IsModel, NotAModel, RunLine, Terminal, ask_run_line,
         terminal_async, terminal_fn,
     };
+    pub use crate::stack::middleware::Middleware;
+    pub use crate::stack::placement::Kind;
     pub use crate::stack::{
         AModel, AlsoHolds, AppearsOnce, Check, CompactionInsideLoop, ForbidsInner, HasOptionNames,
-        Holds, IsMiddleware, Kind, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, Middleware,
-        MissingOption, NamedOptions, NeedsInner, NoApp, NotAMiddleware, NotMiddleware,
-        OneSessionLog, OptionName, OptionsUnset, Placement, Probe, Rule, SLOTS, Said, Sealed,
-        SessionLogOutsideCompaction, SessionLogOutsideLoops, SetsOption, SitsInside, SitsOutside,
-        ToolPipelineInsideLoop, TypeProbe, UnnamedOptions, UseTarget, Wraps, ask, kind, kind_hash,
-        missing_option, options_probe, placement_of, placement_report, probe, required_of,
+        Holds, IsMiddleware, KindId, KindInfo, KindOf, Layer, LoopsDoNotNest, MissingOption,
+        NamedOptions, NeedsInner, NoApp, NotAMiddleware, NotMiddleware, OneSessionLog, OptionName,
+        OptionsUnset, Placement, Probe, Rule, SLOTS, Said, Sealed, SessionLogOutsideCompaction,
+        SessionLogOutsideLoops, SetsOption, SitsInside, SitsOutside, ToolPipelineInsideLoop,
+        TypeProbe, UnnamedOptions, UseTarget, Wraps, ask, kind, kind_hash, missing_option,
+        options_probe, placement_of, placement_report, probe, required_of,
     };
 
     /// What a `run |env| async { .. }` closure returns, written out by `brute_agent!`.

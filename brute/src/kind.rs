@@ -14,8 +14,8 @@
 //!
 //! Declare kinds of your own with [`kind!`](crate::kind!).
 
-pub use crate::stack::Kind;
 use crate::stack::Sealed;
+pub use crate::stack::placement::Kind;
 use crate::stack::placement::{Check, KindInfo, Rule};
 use crate::stack::{KindId, KindOf, Said, kind_hash};
 

@@ -182,14 +182,15 @@ pub mod prelude;
 pub mod __private;
 
 pub use agent::{Agent, BoxAgent, Outcome};
-pub use env::Env;
+pub use env::state::Env;
 pub use error::{BoxError, Error, ModelError};
 pub use event::{Event, EventKind};
 pub use handler::Handler;
-pub use message::{Message, Role, ToolCall};
-pub use model::{Completion, Model, Usage};
-pub use stack::Middleware;
+pub use message::chat::{Message, Role, ToolCall};
+pub use model::contract::{Completion, Model};
+pub use stack::middleware::Middleware;
 pub use stop::{ExitReason, StopReason};
+pub use usage::Usage;
 
 /// Turns an async fn into a [`Tool`](tools::Tool): the fn's doc comment is the description, its
 /// parameters are the arguments (their doc comments describe them in the schema), and

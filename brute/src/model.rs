@@ -13,12 +13,18 @@ use crate::event::Event;
 use crate::handler::Handler;
 use crate::message::Message;
 pub use crate::tool::ToolSpec;
-pub use crate::usage::{LastCall, Usage};
+pub use crate::usage::LastCall;
+use crate::usage::Usage;
 
 mod call_ids;
+pub(crate) mod contract;
 mod fallback;
 
-pub use fallback::{AnsweredBy, Answerer, Fallback, FallbackChain, FallbackOn, First, Or};
+pub use contract::Answerer;
+#[doc(hidden)]
+pub use contract::RunLine;
+pub(crate) use contract::{Completion, Model};
+pub use fallback::{AnsweredBy, Fallback, FallbackChain, FallbackOn, First, Or};
 
 /// The body of a terminal's pass around `$reply` (a future of `Result<impl Reply,
 /// Error>` that reads `$env`): the durability step, the request event, the call, the
@@ -55,24 +61,6 @@ macro_rules! model_pass {
     }};
 }
 
-/// What one model call returns: the assistant message and, when known, its usage.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Completion {
-    /// The assistant message (text, reasoning, tool calls).
-    pub message: Message,
-    /// Tokens used, if the provider said.
-    pub usage: Option<Usage>,
-}
-
-impl From<Message> for Completion {
-    fn from(message: Message) -> Self {
-        Completion {
-            message,
-            usage: None,
-        }
-    }
-}
-
 /// What a `run |env| ..` closure may answer with: a bare [`Message`], or a
 /// [`Completion`] that also carries usage.
 pub trait Reply: Send {
@@ -91,72 +79,6 @@ impl Reply for Completion {
     #[inline]
     fn into_parts(self) -> (Message, Option<Usage>) {
         (self.message, self.usage)
-    }
-}
-
-/// A language model: one completion from the env's messages and advertised tools.
-///
-/// Providers implement it; so does every closure `Fn(&Env) -> impl Future<Output =
-/// Result<impl Reply, Error>>`, which is what `run |env| ..` in
-/// `brute_agent!` uses for a plain closure; `run async |env| ..` builds an
-/// [`AsyncFnTerminal`], whose future may borrow the env.
-///
-/// ```
-/// use brute::{Completion, Env, Error, Message, Model};
-///
-/// /// Echoes the last user message.
-/// struct Echo;
-///
-/// impl Model for Echo {
-///     async fn complete(&self, env: &Env) -> Result<Completion, Error> {
-///         let last = env.messages.last().map(|m| m.content.as_str()).unwrap_or("");
-///         Ok(Message::assistant(format!("you said: {last}")).into())
-///     }
-/// }
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the terminal of `brute_agent!`: it is not a model",
-    label = "`run` needs a model here",
-    note = "`run` takes a value implementing `brute::Model` (a provider, `ScriptedModel`) or a closure `|env| ..` returning a future of `Result<Message, Error>`; a model named by a string is built first: `let model = brute::providers::from_spec(\"openai:gpt-4o-mini\")?;`, then `run model;`"
-)]
-pub trait Model: Send + Sync {
-    /// One completion for the conversation in `env`.
-    fn complete(&self, env: &Env) -> impl Future<Output = Result<Completion, Error>> + Send;
-
-    /// The model's name, for events and tracing.
-    fn name(&self) -> &str {
-        "model"
-    }
-
-    /// The secrets the model holds (an HTTP provider's API key; none by default). The
-    /// agent's terminal hands them to the tool pipeline through the env, which hides
-    /// them from every tool result: a wrapper around a model forwards them.
-    fn secrets(&self) -> Vec<&str> {
-        Vec::new()
-    }
-
-    /// Not called: `brute_agent!` names it (`<_ as Model>::check_run_line`) to ask
-    /// whether the `run` value is a model, so that the error is this trait's, at the
-    /// value, with no helper in its notes.
-    #[doc(hidden)]
-    fn check_run_line(_line: &RunLine<Self>)
-    where
-        Self: Sized,
-    {
-    }
-
-    /// One completion, as [`complete`](Model::complete), noting in `answered` which
-    /// model gave it when that may not be this one's [`name`](Model::name): what the
-    /// agent's terminal calls, to record the answering model ([`AnsweredBy`]) and price
-    /// the call by its name. The default is `complete` and notes nothing; a model that
-    /// delegates to one of several ([`Fallback`]) overrides it.
-    fn complete_noting<'m>(
-        &'m self,
-        env: &Env,
-        answered: &Answerer<'m>,
-    ) -> impl Future<Output = Result<Completion, Error>> + Send {
-        let _ = answered;
-        self.complete(env)
     }
 }
 
@@ -249,7 +171,8 @@ fn hand_over_secrets(env: &mut Env, keys: Vec<&str>) {
 
 /// The terminal `run |env| ..` builds: the same as [`Terminal`] over a closure, but
 /// calling the closure directly rather than through [`Model::complete`], which saves
-/// one level of future per pass.
+/// one level of future per pass. Named only by the code `brute_agent!` writes.
+#[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct FnTerminal<F> {
     f: F,
@@ -386,7 +309,9 @@ fn respond(env: &Env, usage: Option<Usage>, cost: Option<Cost>) {
 /// A closure over the env whose future may borrow it: what `run async |env| ..` (and
 /// `run |env| async { .. }`, which `brute_agent!` writes as the former) must be. Every
 /// `Fn(&'a Env) -> impl Future` is one; an async closure is one when it does not move
-/// its captures into itself (`async |env| ..`, not `async move |env| ..`).
+/// its captures into itself (`async |env| ..`, not `async move |env| ..`). Named only
+/// by the code `brute_agent!` writes.
+#[doc(hidden)]
 pub trait EnvFn<'a>: Send + Sync {
     /// What the closure answers with.
     type Reply: Reply;
@@ -413,7 +338,9 @@ where
 }
 
 /// The terminal `run async |env| ..` builds: like [`FnTerminal`], but the closure's
-/// future may borrow the env for the whole model call.
+/// future may borrow the env for the whole model call. Named only by the code
+/// `brute_agent!` writes.
+#[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct AsyncFnTerminal<F> {
     f: F,
@@ -433,20 +360,6 @@ where
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
         let span = call_span("closure", env);
         model_pass!(env, span, "closure", self.f.call_env(env))
-    }
-}
-
-/// The value of a `run` line of `brute_agent!`, checked there:
-/// `(&&RunLine::new(value)).terminal()` is its [`Terminal`] when it is a [`Model`]
-/// ([`IsModel`]), and otherwise one error at that line and a
-/// [`Fallback`](crate::handler::Fallback) in its place ([`NotAModel`]).
-#[doc(hidden)]
-pub struct RunLine<M>(std::cell::Cell<Option<M>>);
-
-impl<M> RunLine<M> {
-    /// Holds `value` for the check.
-    pub fn new(value: M) -> Self {
-        RunLine(std::cell::Cell::new(Some(value)))
     }
 }
 

@@ -18,8 +18,8 @@
 //!
 //! ```
 //! use brute::kind::Loops;
-//! use brute::stack::{Layer, Middleware, Placement, Stack};
-//! use brute::{Env, Error, Handler, Message, brute_agent, middleware::Loop as LoopLayer};
+//! use brute::stack::{Layer, Placement, Stack};
+//! use brute::{Env, Error, Handler, Message, Middleware, brute_agent, middleware::Loop as LoopLayer};
 //!
 //! /// The options of a layer that counts the passes of a turn in `env.metadata[key]`.
 //! pub struct CountPasses {
@@ -97,20 +97,22 @@
 //! generically; [`handler_fn`] makes a closure a [`Handler`](crate::Handler), for the
 //! terminal of a bare [`pipeline!`](crate::pipeline!).
 
+pub(crate) mod middleware;
 pub(crate) mod placement;
 mod probe;
 mod report;
 
 pub use crate::agent::{
-    Anywhere, BoxStack, Build, FnLayer, LayerCall, LayerFn, MiddlewareFn, Next, NoFn, PlaceFn,
-    Stack, middleware_fn,
+    Anywhere, BoxStack, Build, FnLayer, LayerCall, MiddlewareFn, Next, NoFn, PlaceFn, Stack,
+    middleware_fn,
 };
 pub use crate::handler::{HandlerFn, handler_fn};
 #[doc(hidden)]
 pub use crate::handler::{Handles, HandlesTheLayersBelow, SendLine, SendOptions, ThisLayer};
+pub(crate) use middleware::Middleware;
 pub use placement::Placement;
 #[doc(hidden)]
-pub use placement::{Check, KindInfo, Rule, Said};
+pub use placement::{Check, KindInfo, Rule, Said, Sealed};
 #[doc(hidden)]
 pub use probe::{
     HasOptionNames, IsMiddleware, NamedOptions, NotAMiddleware, NotMiddleware, OptionName, Probe,
@@ -124,47 +126,6 @@ pub use report::{
     ToolPipelineInsideLoop, UseTarget, ask, kind, kind_hash, missing_option, placement_of,
     placement_report, probe, required_of,
 };
-
-/// The supertrait that seals [`Kind`]: only `kind!` implements it.
-#[doc(hidden)]
-pub trait Sealed {}
-
-/// What a `use Name { .. }` line of `brute_agent!` names: a middleware type (its app
-/// slot empty, `Name<NoApp, ..>`) or its options type.
-///
-/// It gives the options at their defaults ([`Middleware::options`]) and where the
-/// layer may sit ([`Middleware::PLACEMENT`]). `use Name { max: 3 }` is
-/// `Name::options().max(3)`: each option is a method of the options. A derived
-/// middleware also names its options ([`NamedOptions`]), so an unknown option is
-/// rustc's "no field" at that option listing the available ones; for one written by
-/// hand it is "no method named `..`" on its options type. The options then build the
-/// layer through [`Layer`].
-///
-/// `#[derive(Middleware)]` implements it; so can you (see the [module](self)).
-/// By hand, implement it once, on the options type (`type Options = Self`): `use
-/// Options { .. }` finds it by that name and [`Stack::layer`] takes its values. (The
-/// derive also implements it on `Name<NoApp>`, so that `use Name` names the
-/// middleware itself; rustc infers the app slot from that one impl.)
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a middleware",
-    label = "not a middleware: `use` takes a type implementing `brute::Middleware`",
-    note = "a middleware is a struct holding its inner app, with `#[derive(brute::Middleware)]` or an impl of `brute::Middleware`; models and handlers go after `run`"
-)]
-pub trait Middleware {
-    /// The options: a [`Layer`] over the inner app, with one method per option.
-    type Options;
-    /// Where the layer may sit in a stack.
-    const PLACEMENT: Placement;
-    /// The options, each at its default.
-    fn options() -> Self::Options;
-    /// The options a `use` line must set, because they have no default, each as
-    /// `module::Name::option`: `brute_agent!` reports the first one a line leaves out
-    /// as "`Name` needs `..::Name::option`". `#[derive(Middleware)]` lists its generic
-    /// options without a `default_type` (each with a type of that path, which
-    /// `brute_agent!` names in the error).
-    #[doc(hidden)]
-    const REQUIRED_OPTIONS: &'static [&'static str] = &[];
-}
 
 /// A value that wraps an inner app into a middleware: tower's `Layer`. The options of
 /// every middleware implement it.
@@ -191,15 +152,6 @@ pub trait Wraps {
     fn get_mut(&mut self) -> &mut Self::Inner;
     /// The inner app, the middleware dropped.
     fn into_inner(self) -> Self::Inner;
-}
-
-/// A placement kind: a role a layer can provide (`Loop`, `SessionLog`, ..), with rules
-/// that bind every layer providing it. Declare your own with [`kind!`](crate::kind!);
-/// it is sealed, so `kind!` is the only way.
-pub trait Kind: Sealed {
-    /// The kind and its rules.
-    #[doc(hidden)]
-    const INFO: KindInfo;
 }
 
 /// The value of a required generic option that was not set. A middleware's `Handler`

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use brute::tools::{schemars, serde};
+use brute::structured::{schemars, serde};
 use brute::{
     Env, Error, Message, Model, Role, ToolCall, model::ToolSpec, providers::ScriptedModel,
 };
@@ -28,8 +28,8 @@ pub const DESCRIPTION: &str = "Does nothing and says so.";
 
 /// The no-op tool's arguments.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(crate = "brute::tools::serde")]
-#[schemars(crate = "brute::tools::schemars")]
+#[serde(crate = "brute::structured::serde")]
+#[schemars(crate = "brute::structured::schemars")]
 pub struct NoopArgs {
     /// A number the tool ignores.
     pub n: u64,

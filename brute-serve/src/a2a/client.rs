@@ -11,8 +11,8 @@ use tokio::sync::OnceCell;
 use super::wire::{self, Artifact, Part, StreamResponse, Task, TaskState, TaskStatus};
 
 /// The arguments of an [`A2aAgent`] call.
-#[derive(Debug, Deserialize, brute::tools::schemars::JsonSchema)]
-#[schemars(crate = "brute::tools::schemars")]
+#[derive(Debug, Deserialize, brute::structured::schemars::JsonSchema)]
+#[schemars(crate = "brute::structured::schemars")]
 pub struct A2aTask {
     /// The message for the other agent: a whole task, or the answer to its question.
     pub task: String,

@@ -18,7 +18,7 @@ const MAX_LAYERS: usize = 32;
 /// ```
 /// use brute::stack::Stack;
 /// use brute::middleware::{Loop, MaxIterations, SystemPrompt};
-/// use brute::stack::Middleware;
+/// use brute::Middleware;
 /// use brute::{Message, providers::ScriptedModel};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

@@ -107,8 +107,8 @@ pub struct NoFn;
 /// ```
 /// use brute::kind::Loops;
 /// use brute::middleware::{Loop, MaxIterations};
-/// use brute::stack::{Middleware, MiddlewareFn, NoFn, PlaceFn, Placement, Stack, middleware_fn};
-/// use brute::{Message, brute_agent};
+/// use brute::stack::{MiddlewareFn, NoFn, PlaceFn, Placement, Stack, middleware_fn};
+/// use brute::{Message, Middleware, brute_agent};
 ///
 /// /// Counts passes, inside a loop.
 /// struct CountPlace;

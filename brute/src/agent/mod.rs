@@ -6,9 +6,7 @@ mod from_fn;
 mod watch;
 
 pub use builder::{Build, Stack};
-pub use from_fn::{
-    Anywhere, FnLayer, LayerCall, LayerFn, MiddlewareFn, Next, NoFn, PlaceFn, middleware_fn,
-};
+pub use from_fn::{Anywhere, FnLayer, LayerCall, MiddlewareFn, Next, NoFn, PlaceFn, middleware_fn};
 #[doc(hidden)]
 pub use watch::Watch;
 

@@ -29,10 +29,11 @@ mod tokens;
 
 pub use pipeline::{Compactor, DefaultCompactionPipeline, DefaultLadder, NoSummariser, Trigger};
 pub use strategies::{
-    SUMMARY_PROMPT, SlidingWindow, Strategy, Summarize, Summary, ToolResults, blocks,
-    is_well_paired,
+    SUMMARY_PROMPT, SlidingWindow, Strategy, Summarize, ToolResults, blocks, is_well_paired,
 };
-pub use tokens::{Heuristic, SharedEstimator, TokenCache, TokenEstimator, conversation_tokens};
+pub use tokens::{Heuristic, TokenCache, TokenEstimator, conversation_tokens};
+
+use std::sync::Arc;
 
 use crate::message::Message;
 
@@ -48,7 +49,7 @@ pub struct CompactionEnv {
     pub removed: Vec<Message>,
     /// Names of the strategies that changed something, in order.
     pub applied: Vec<&'static str>,
-    estimator: SharedEstimator,
+    estimator: Arc<dyn TokenEstimator>,
     /// What the strategies asked a model and what it answered, for the events the
     /// pipeline emits on the turn's env.
     model_calls: Vec<ModelCall>,
@@ -71,7 +72,7 @@ pub(crate) struct ModelCall {
 
 impl CompactionEnv {
     /// A compaction env for `messages`, to get under `target` tokens.
-    pub fn new(messages: Vec<Message>, target: usize, estimator: SharedEstimator) -> Self {
+    pub fn new(messages: Vec<Message>, target: usize, estimator: Arc<dyn TokenEstimator>) -> Self {
         let estimates = messages.iter().map(|m| estimator.estimate(m)).collect();
         Self::with_estimates(messages, estimates, target, estimator)
     }
@@ -81,7 +82,7 @@ impl CompactionEnv {
         messages: Vec<Message>,
         estimates: Vec<usize>,
         target: usize,
-        estimator: SharedEstimator,
+        estimator: Arc<dyn TokenEstimator>,
     ) -> Self {
         debug_assert_eq!(messages.len(), estimates.len());
         CompactionEnv {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::compaction::CompactionEnv;
 use crate::compaction::strategies::{SlidingWindow, Summarize, ToolResults};
-use crate::compaction::tokens::{Heuristic, SharedEstimator, TokenCache, conversation_tokens};
+use crate::compaction::tokens::{Heuristic, TokenCache, TokenEstimator, conversation_tokens};
 use crate::env::Env;
 use crate::error::Error;
 use crate::event::Event;
@@ -38,7 +38,7 @@ impl Default for Trigger {
 /// Three ways to say *what goes*, from most to least explicit:
 ///
 /// - `compactor: pipeline! { use ToolResults; use SlidingWindow; run Summarize::new(model); }`
-/// - `compactor: (ToolResults::default(), SlidingWindow::default(), Summary::new(model))`,
+/// - `compactor: (ToolResults::default(), SlidingWindow::default(), Summarize::new(model))`,
 ///   a list run cheapest first;
 /// - `summariser: model`, the same ladder already wired (without a summariser, only
 ///   the two free strategies run).
@@ -71,7 +71,7 @@ impl Default for Trigger {
 /// | `target` | `f64` | `0.5` | the size to compact to, as a fraction of the window (of the conversation, when the trigger fired below that) |
 /// | `compactor` | a [`pipeline!`](crate::pipeline!) over [`CompactionEnv`], or a tuple of strategies | [`DefaultLadder`] | what goes |
 /// | `summariser` | any [`Model`] | [`NoSummariser`] | the model that summarises, for the default ladder |
-/// | `estimator` | [`SharedEstimator`] | [`Heuristic`] | how tokens are counted when the provider reports none |
+/// | `estimator` | `Arc<dyn TokenEstimator>` | [`Heuristic`] | how tokens are counted when the provider reports none |
 ///
 /// Placement: inside a loop, and inside `SessionLog` when there is one (the log keeps
 /// what survives); checked at compile time.
@@ -98,7 +98,7 @@ pub struct DefaultCompactionPipeline<A, C, M> {
     summariser: M,
     /// How tokens are counted when the provider reports no usage.
     #[middleware(default = Arc::new(Heuristic))]
-    estimator: SharedEstimator,
+    estimator: Arc<dyn TokenEstimator>,
 }
 
 impl<A, C, M> DefaultCompactionPipeline<A, C, M> {
@@ -200,7 +200,7 @@ impl<C: Handler<CompactionEnv>> Compactor<NoSummariser> for C {
 /// An estimator whose counts are multiplied by `scale`: the heuristic calibrated to
 /// what the provider reported.
 struct Scaled {
-    inner: SharedEstimator,
+    inner: Arc<dyn TokenEstimator>,
     scale: f64,
 }
 
@@ -276,7 +276,7 @@ where
         let reported_before = (before != estimated).then_some(before);
         let (estimates, estimator) = if estimated > 0 && before > estimated {
             let scale = before as f64 / estimated as f64;
-            let scaled: SharedEstimator = Arc::new(Scaled {
+            let scaled: Arc<dyn TokenEstimator> = Arc::new(Scaled {
                 inner: self.estimator.clone(),
                 scale,
             });

@@ -257,9 +257,6 @@ pub struct Summarize<M> {
     keep_recent: usize,
 }
 
-/// Another name of `Summarize`, as it reads in a list of compactors (`Summary::new(model)`).
-pub type Summary<M> = Summarize<M>;
-
 impl<M> Summarize<M> {
     /// Summarises with `model`, keeping the last 2 blocks as they are.
     pub fn new(model: M) -> Self {

@@ -1,8 +1,6 @@
 //! Token counts: a pluggable estimator and a per-message cache, so the size check
 //! before each model call costs O(new messages), not O(history).
 
-use std::sync::Arc;
-
 use crate::env::Env;
 use crate::message::Message;
 
@@ -152,6 +150,3 @@ pub fn conversation_tokens(env: &mut Env, estimator: &dyn TokenEstimator) -> usi
         _ => estimated,
     }
 }
-
-/// A shared estimator, as `DefaultCompactionPipeline` holds it.
-pub type SharedEstimator = Arc<dyn TokenEstimator>;

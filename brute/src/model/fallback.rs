@@ -2,10 +2,9 @@
 
 use std::future::Future;
 use std::ops::BitOr;
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::{Completion, Model};
+use super::{Answerer, Completion, Model};
 use crate::env::Env;
 use crate::error::{Error, ModelError};
 use crate::event::Event;
@@ -197,28 +196,6 @@ impl AnsweredBy {
             model: model.into(),
             attempt,
         }
-    }
-}
-
-/// Where a model that delegates to one of several notes which one answered, for the
-/// agent's terminal (see [`Model::complete_noting`]). Set at most once per call.
-#[derive(Debug, Default)]
-pub struct Answerer<'m>(OnceLock<(&'m str, u32)>);
-
-impl<'m> Answerer<'m> {
-    /// An empty note.
-    pub fn new() -> Self {
-        Answerer(OnceLock::new())
-    }
-
-    /// Notes that `model`, the `attempt`-th tried, answered; a second note is ignored.
-    pub fn note(&self, model: &'m str, attempt: u32) {
-        let _ = self.0.set((model, attempt));
-    }
-
-    /// The model noted, and its attempt.
-    pub fn get(&self) -> Option<(&'m str, u32)> {
-        self.0.get().copied()
     }
 }
 

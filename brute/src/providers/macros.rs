@@ -106,10 +106,14 @@ macro_rules! codec {
                 Self::completion(response, place)
             }
 
-            /// A decoder for a streamed response, with the default event size limit
+            /// A decoder for a streamed response (a
+            /// [`StreamDecode`](crate::providers::StreamDecode)), with the default event
+            /// size limit
             /// ([`DEFAULT_MAX_EVENT_BYTES`](crate::providers::DEFAULT_MAX_EVENT_BYTES)).
             /// `place` names the source in errors.
-            pub fn stream_decoder(place: impl Into<String>) -> $stream {
+            pub fn stream_decoder(
+                place: impl Into<String>,
+            ) -> <Self as crate::providers::WireFormat>::Stream {
                 $stream::new(place.into(), crate::providers::DEFAULT_MAX_EVENT_BYTES)
             }
         }
@@ -222,17 +226,29 @@ macro_rules! stream_decoder {
 /// Declares a provider: the [`HttpModel`](super::HttpModel) over a codec under the
 /// provider's name, with a `new` that reads the API root and the key from the
 /// environment.
+///
+/// The type is defined in the provider's module `model` (visible to `providers`, which
+/// re-exports it as `providers::$model`, its one public path) and imported into the
+/// provider's module for the code and the doc links there.
 macro_rules! http_model {
     (
         $(#[$model_doc:meta])*
         pub type $model:ident = HttpModel<$codec:ident>
             from env($base_var:literal, $base:path, $key_var:literal) if feature $feature:literal;
     ) => {
-        $(#[$model_doc])*
-        ///
-        /// Its `Debug` output never shows the key, and no error it returns carries it.
+        /// The provider's model type, named `providers::$model` outside.
         #[cfg(feature = $feature)]
-        pub type $model = crate::providers::HttpModel<$codec>;
+        pub(in crate::providers) mod model {
+            use super::*;
+
+            $(#[$model_doc])*
+            ///
+            /// Its `Debug` output never shows the key, and no error it returns carries it.
+            pub type $model = crate::providers::HttpModel<$codec>;
+        }
+
+        #[cfg(feature = $feature)]
+        pub(crate) use model::$model;
 
         #[cfg(feature = $feature)]
         impl $model {

@@ -118,7 +118,7 @@ mod stream;
 
 pub use crate::scripted::ScriptedModel;
 #[cfg(feature = "anthropic")]
-pub use anthropic::Anthropic;
+pub use anthropic::model::Anthropic;
 #[cfg(feature = "http")]
 pub use client::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT,
@@ -126,12 +126,12 @@ pub use client::{
 };
 pub use format::{Request, StreamDecode, WireFormat};
 #[cfg(feature = "gemini")]
-pub use gemini::Gemini;
+pub use gemini::model::Gemini;
 #[cfg(feature = "openai")]
-pub use openai::OpenAi;
+pub use openai::model::OpenAi;
 pub use replay::{Replay, ReplayError};
 #[cfg(feature = "responses")]
-pub use responses::Responses;
+pub use responses::model::Responses;
 pub use spec::{
     API_KEY_VAR, AnyModel, DEFAULT_ANTHROPIC_MODEL, DEFAULT_GEMINI_MODEL, DEFAULT_OPENAI_MODEL,
     MODEL_VAR, ModelSpec, SpecError, from_env, from_spec,

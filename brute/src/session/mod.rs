@@ -12,11 +12,15 @@
 //!   the database; its connections replace themselves when the database restarts.
 //!
 //! The two database stores share one lease protocol (a row per session with an owner
-//! and an expiry, fenced writes; their lease is `DbLease`), and `lease_ttl` is a
-//! property of the store value on both.
+//! and an expiry, fenced writes), and `lease_ttl` is a property of the store value on
+//! both.
+//!
+//! A store's lease, what [`SessionStore::open`] hands out for one turn, is named
+//! through the store, `<S as SessionStore>::Lease`.
 //! - [`copy_sessions`]: moves sessions between stores.
-//! - Size, retention and pruning ([`retention`]); fork and rewind
-//!   ([`SessionStore::fork`], [`SessionStore::rewind`]): provided by every store.
+//! - Size ([`SessionSize`], [`StoreSize`]), retention ([`Retention`]) and pruning into
+//!   an [`Archive`]; fork and rewind ([`SessionStore::fork`], [`SessionStore::rewind`]):
+//!   provided by every store.
 //!
 //! Which to pick: JSONL for one process or machine and sessions you read with `jq`;
 //! SQLite for one machine with many sessions (one file to back up, no directory of
@@ -38,21 +42,21 @@ mod validate;
 
 pub use crate::stream::pending::ABANDONED_APPROVAL;
 pub use admin::fork::{ForkError, check_point};
-pub use admin::retention;
-pub use boxed::{BoxLease, BoxStore, Store};
+pub use admin::retention::{
+    Archive, Retention, RetentionError, RetentionReport, SessionInfo, SessionSize, StoreSize,
+    discard,
+};
+pub use boxed::{BoxStore, Store};
 pub use copy::copy_sessions;
 pub use error::SessionError;
+pub use jsonl::JsonlStore;
 pub use jsonl::file::SessionFile;
-pub use jsonl::{FileLease, JsonlStore};
 pub use log::keyed::{DecisionKey, KeyedTurn, ResumeKeyed, keyed_turn};
 pub use log::turn_lease::CANCELLED_TOOL_CALL;
 pub use log::{SessionId, SessionPath, TurnSaved};
-pub use retention::{Retention, RetentionReport, SessionInfo, SessionSize, StoreSize};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use sql::lease::DbLease;
 #[cfg(feature = "postgres")]
 pub use sql::postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sql::sqlite::SqliteStore;
-pub use store::{Abandoned, SessionStore, StoreFuture};
+pub use store::{Abandoned, SessionStore};
 pub use validate::{INTERRUPTED_TOOL_CALL, Problem, Validation, check_history};

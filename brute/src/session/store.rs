@@ -16,7 +16,8 @@ use crate::session::error::SessionError;
 use crate::session::validate::history_error::RetentionError;
 
 /// A boxed future of the session stores.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
+pub(crate) type StoreFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
 
 /// Where sessions live: a session is an id and a list of messages.
 ///
@@ -87,9 +88,8 @@ pub trait SessionStore: Send + Sync + 'static {
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it.
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), SessionError>> + Send;
 
-    /// The size of session `id` (an unknown session is empty): see
-    /// [`retention`](crate::session::admin::retention) for what each store counts. The default loads
-    /// it.
+    /// The size of session `id` (an unknown session is empty): see [`SessionSize`] for
+    /// what each store counts. The default loads it.
     fn size(&self, id: &str) -> impl Future<Output = Result<SessionSize, SessionError>> + Send {
         async move { Ok(SessionSize::of(&self.load(id).await?)) }
     }
@@ -146,7 +146,7 @@ pub trait SessionStore: Send + Sync + 'static {
     /// done to the stored history. Takes the lease (fails with
     /// [`SessionError::Locked`] or [`SessionError::Leased`] while a turn holds it),
     /// hands the messages that go to `archive` first (an error there removes
-    /// nothing: [`RetentionError::Archive`](crate::session::admin::retention::RetentionError::Archive)), then rewrites the session atomically.
+    /// nothing: [`RetentionError::Archive`]), then rewrites the session atomically.
     /// Returns how many messages went.
     fn prune<'a>(
         &'a self,

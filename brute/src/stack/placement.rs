@@ -5,7 +5,18 @@
 //! A hand-written middleware and `#[derive(Middleware)]` build the same value, so the
 //! same misplacement gives the same message whichever way the layer was written.
 
-use crate::stack::Kind;
+/// The supertrait that seals [`Kind`]: only `kind!` implements it.
+#[doc(hidden)]
+pub trait Sealed {}
+
+/// A placement kind: a role a layer can provide (`Loop`, `SessionLog`, ..), with rules
+/// that bind every layer providing it. Declare your own with [`kind!`](crate::kind!);
+/// it is sealed, so `kind!` is the only way.
+pub trait Kind: Sealed {
+    /// The kind and its rules.
+    #[doc(hidden)]
+    const INFO: KindInfo;
+}
 
 /// The id of the "kind" of a layer's own `unique` rule (see `report::SameLayer`).
 pub(crate) const SAME_LAYER: &str = "brute::stack::SameLayer";

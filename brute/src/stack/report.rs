@@ -95,7 +95,7 @@ pub const fn placement_report(stack: &[Placement], index: usize) -> [u64; SLOTS]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a middleware: `use` takes a middleware, a layer that wraps the stack below it",
     label = "not a middleware",
-    note = "a middleware is a struct holding its inner app, with `#[derive(brute::Middleware)]` or an impl of `brute::stack::Middleware`; a model or a handler goes after `run` (`run model;`)"
+    note = "a middleware is a struct holding its inner app, with `#[derive(brute::Middleware)]` or an impl of `brute::Middleware`; a model or a handler goes after `run` (`run model;`)"
 )]
 pub trait UseTarget {
     /// Asks the question for the type `probe` stands for.

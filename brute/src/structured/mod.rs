@@ -60,9 +60,10 @@ pub use output::{ExtractError, OutputSchema};
 #[cfg(feature = "structured")]
 pub use typed::{Typed, TypedAgent};
 
-/// The crates a typed answer derives its traits from, for a crate that does not depend
-/// on them itself: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
+/// The crates a typed answer, or the arguments of a hand-written tool, derive their
+/// traits from, for a crate that does not depend on them itself:
+/// `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
 /// `#[serde(crate = "brute::structured::serde")]` and
 /// `#[schemars(crate = "brute::structured::schemars")]`.
-#[cfg(feature = "structured")]
+#[cfg(any(feature = "structured", feature = "tools"))]
 pub use {schemars, serde};

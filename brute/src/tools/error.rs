@@ -85,7 +85,8 @@ impl ToolError {
         matches!(self, ToolError::Retryable(_))
     }
 
-    /// A failed file operation on `path` (quoted up to [`MAX_QUOTE`] characters).
+    /// A failed file operation on `path` (quoted up to [`MAX_QUOTE`] characters, see
+    /// [`quoted`]).
     pub(crate) fn io(action: &'static str, path: &str, source: std::io::Error) -> Self {
         ToolError::Io {
             action,
@@ -113,11 +114,13 @@ impl From<&str> for ToolError {
 
 /// Characters of an argument quoted in an error message at most: a model that sends a
 /// 10 MB path gets an error of a few hundred bytes, not 10 MB.
-pub const MAX_QUOTE: usize = 200;
+const MAX_QUOTE: usize = 200;
 
-/// `raw` as an error message quotes it: whole when it is at most [`MAX_QUOTE`]
-/// characters, otherwise its start and its end (where a file name or serde's
-/// "expected .." is) around how long it was.
+/// `raw` as an error message quotes it: whole when it is at most 200 characters,
+/// otherwise its start and its end (where a file name or serde's "expected .." is)
+/// around how long it was, so that a model that sends a 10 MB argument gets an error
+/// of a few hundred bytes. For the messages of tools of your own that quote what the
+/// model sent (a name, a path, a URI).
 ///
 /// ```
 /// let long = "x".repeat(10_000_000) + ", expected usize";

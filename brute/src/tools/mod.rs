@@ -84,8 +84,8 @@ mod undo;
 pub use builtin::{
     AllTools, Answers, Delegate, DelegateArgs, Patch, PatchArgs, Question, QuestionHandler,
     QuestionItem, QuestionOption, Questions, Read, ReadArgs, ReadOnlyTools, Remove, RemoveArgs,
-    SharedModel, Shell, ShellArgs, TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs,
-    Todos, Tools, Undo, UndoArgs, Write, WriteArgs,
+    Shell, ShellArgs, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todos, Tools, Undo,
+    UndoArgs, Write, WriteArgs,
 };
 #[cfg(feature = "fetch")]
 pub use builtin::{Fetch, FetchArgs};
@@ -93,7 +93,7 @@ pub use builtin::{Fetch, FetchArgs};
 pub use builtin::{FsSearch, FsSearchArgs};
 pub use client::{ClientToolClash, ClientTools};
 pub use context::ToolContext;
-pub use error::{MAX_QUOTE, PathError, ToolError, quoted};
+pub use error::{PathError, ToolError, quoted};
 pub use network::NetworkPolicy;
 pub(crate) use pipeline::resume;
 pub use pipeline::{
@@ -103,14 +103,9 @@ pub use pipeline::{
 };
 pub use sandbox::{RootDir, Sandbox};
 pub use secrets::{Redactions, Secrets};
-pub use set::{
-    Bound, BoxFuture, DynCall, DynTool, NoCall, PreparedCall, Registry, ToolSet, calls, prepare,
-};
+pub(crate) use set::BoxFuture;
+pub use set::{DynTool, PreparedCall, Registry, ToolSet};
 pub use skills::{LoadSkill, LoadSkillArgs, Skill, SkillError, SkillLibrary, Skills};
 pub use tool::{ExactSchema, Tool, ToolOutput, schema_for};
-pub use truncate::{MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, OutputDir, Truncation, truncate};
+pub use truncate::{OutputDir, Truncation};
 pub use undo::SnapshotStore;
-/// The crates tool arguments derive from, re-exported so that a hand-written tool needs
-/// no dependency of its own: `#[derive(serde::Deserialize, schemars::JsonSchema)]` with
-/// `#[serde(crate = "brute::tools::serde")]` and `#[schemars(crate = "brute::tools::schemars")]`.
-pub use {schemars, serde};

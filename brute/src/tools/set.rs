@@ -67,7 +67,7 @@ impl<T: Tool> PreparedCall for Bound<'_, T> {
 /// Checks `arguments` against `tool`'s argument type and binds them to it: the JSON
 /// string form is parsed first, `null` counts as `{}`, and a mismatch names the field
 /// and what was expected.
-pub fn prepare<'s, T: Tool>(tool: &'s T, arguments: &Value) -> Result<Bound<'s, T>, ToolError> {
+fn prepare<'s, T: Tool>(tool: &'s T, arguments: &Value) -> Result<Bound<'s, T>, ToolError> {
     Ok(Bound {
         tool,
         args: parse_args(arguments)?,
@@ -210,8 +210,9 @@ impl ToolSet for () {
     }
 }
 
-/// The calls of tuple sets: one variant per member.
-pub mod calls {
+/// The calls of tuple sets: one variant per member. Named only through
+/// `<(A, B) as ToolSet>::Call<'s>`: nothing needs to spell them.
+mod calls {
     use super::*;
 
     macro_rules! tuple_set {
@@ -287,8 +288,8 @@ pub mod calls {
     tuple_set!(Call12; A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10, L.11);
 }
 
-/// A boxed future, as [`DynTool`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed future, as a [`DynPrepared`] call returns.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The object-safe face of a [`Tool`], for [`Registry`]. Every tool implements it.
 pub trait DynTool: Send + Sync {

@@ -85,12 +85,12 @@ impl From<Value> for ToolOutput {
 ///
 /// ```
 /// use brute::tools::{Tool, ToolContext, ToolError, ToolOutput};
-/// use brute::tools::{schemars, serde};
+/// use brute::structured::{schemars, serde};
 ///
 /// /// Arguments of `greet`.
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// #[serde(crate = "brute::tools::serde")]
-/// #[schemars(crate = "brute::tools::schemars")]
+/// #[serde(crate = "brute::structured::serde")]
+/// #[schemars(crate = "brute::structured::schemars")]
 /// pub struct GreetArgs {
 ///     /// Whom to greet.
 ///     pub name: String,

@@ -4,16 +4,19 @@
 use std::path::{Path, PathBuf};
 
 /// Lines kept at most.
-pub const MAX_LINES: usize = 2000;
+pub(crate) const MAX_LINES: usize = 2000;
 /// Bytes kept at most (50 KiB).
-pub const MAX_BYTES: usize = 50 * 1024;
+pub(crate) const MAX_BYTES: usize = 50 * 1024;
 /// Characters kept of one line.
-pub const MAX_LINE_LENGTH: usize = 2000;
+pub(crate) const MAX_LINE_LENGTH: usize = 2000;
 
 /// The marker that starts the note appended to a truncated output.
 pub(crate) const MARKER: &str = "[Output truncated:";
 
-/// Which end of a long output is kept.
+/// Which end of a long output is kept. The tool pipeline cuts every result to 2,000
+/// lines and 50 KiB (a longer line to its first 2,000 characters), appends a note
+/// saying how many lines and bytes were dropped, and saves the full text to the
+/// pipeline's [`OutputDir`], if it has one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Truncation {
     /// The first lines (file contents, search results).
@@ -27,25 +30,9 @@ pub enum Truncation {
 
 /// Cuts `text` to [`MAX_LINES`] lines and [`MAX_BYTES`] bytes (lines longer than
 /// [`MAX_LINE_LENGTH`] characters are cut first), keeping the head or the tail. When
-/// anything was cut, the full text is written to a new file in `dir` and a note naming
-/// it, and saying how many lines and bytes were dropped, is appended. Returns the text
-/// unchanged when it fits.
-///
-/// ```
-/// use brute::tools::{truncate, Truncation};
-/// # let dir = tempfile::tempdir().unwrap();
-/// let long: String = (0..5000).map(|i| format!("line {i}\n")).collect();
-/// let cut = truncate(&long, Truncation::Tail, dir.path());
-/// assert!(cut.contains("line 4999"));
-/// assert!(!cut.contains("line 0\n"));
-/// assert!(cut.contains("bytes not shown"));
-/// assert!(cut.contains("Full output saved to:"));
-/// ```
-pub fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
-    cut(text, direction, Some(dir))
-}
-
-/// [`truncate`], saving the full text only when there is a folder to save it in.
+/// anything was cut, a note saying how many lines and bytes were dropped is appended,
+/// and the full text is written to a new file in `dir`, if any, which the note names.
+/// Returns the text unchanged when it fits.
 fn cut(text: &str, direction: Truncation, dir: Option<&Path>) -> String {
     if direction == Truncation::None || fits(text) {
         return text.to_string();
@@ -235,7 +222,7 @@ fn fits_long(text: &str) -> bool {
             .all(|(i, line)| i < MAX_LINES && line.len() <= MAX_LINE_LENGTH)
 }
 
-/// [`truncate`] without a copy when `text` fits. Error results are always cut (from
+/// [`cut`] without a copy when `text` fits. Error results are always cut (from
 /// the head), even for tools that limit their own output: a tool limits what it
 /// reads, not what its arguments make an error quote. Inlined: a short result costs a
 /// comparison.
@@ -314,6 +301,11 @@ mod tests {
         assert_eq!(cleanup(dir.path(), RETENTION), 1);
         assert!(!old.exists() && new.exists() && other.exists());
         assert_eq!(cleanup(&dir.path().join("missing"), RETENTION), 0);
+    }
+
+    /// The pipeline's cut of `text`, saving the full text in `dir`.
+    fn truncate(text: &str, direction: Truncation, dir: &Path) -> String {
+        cut(text, direction, Some(dir))
     }
 
     #[test]

@@ -14,10 +14,10 @@ use crate::tool::ToolSpec;
 use crate::usage::Usage;
 
 /// `max_tokens` when none is set: the API requires the field.
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// The API version sent in `anthropic-version`.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 codec! {
     /// The model name and request parameters of a Messages call, with the
@@ -74,7 +74,7 @@ struct Thinking {
 }
 
 request_params!(Codec {
-    /// The most tokens to generate (`max_tokens`, default [`DEFAULT_MAX_TOKENS`]).
+    /// The most tokens to generate (`max_tokens`, default 8192: the API requires it).
     fn max_tokens(max_tokens: u32) |p| p.max_tokens = max_tokens;
     /// Sampling temperature (`temperature`).
     fn temperature(temperature: f32) |p| p.temperature = Some(temperature);

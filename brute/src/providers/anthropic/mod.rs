@@ -64,17 +64,16 @@ mod codec;
 mod stream;
 mod wire;
 
-pub use codec::{ANTHROPIC_VERSION, Codec, DEFAULT_MAX_TOKENS};
-pub use stream::StreamDecoder;
+pub use codec::Codec;
 
 /// Anthropic's API address, used when `ANTHROPIC_BASE_URL` is not set.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 
 http_model! {
     /// A Claude model over the Anthropic Messages API. The
-    /// [`HttpModel`](super::HttpModel) over [`Codec`]: its builder methods (`stream`,
-    /// timeouts, limits, `record_to`) are there, with the request parameters of [`Codec`]
-    /// (`max_tokens`, `thinking`, ...).
+    /// [`HttpModel`](crate::providers::HttpModel) over [`Codec`]: its builder methods
+    /// (`stream`, timeouts, limits, `record_to`) are there, with the request parameters
+    /// of [`Codec`] (`max_tokens`, `thinking`, ...).
     ///
     /// ```no_run
     /// use brute::{brute_agent, providers::Anthropic};

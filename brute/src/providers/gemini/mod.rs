@@ -34,7 +34,7 @@
 //! # Calls, thoughts and signatures
 //!
 //! A call the model gives no `id` gets one from brute (beginning with
-//! [`MADE_UP_CALL_ID`], never sent back). The `thoughtSignature`s of a model turn
+//! `gemini_call_`, never sent back). The `thoughtSignature`s of a model turn
 //! (which Gemini 3 requires back with the parts they came on) are kept on the message
 //! and returned with its text and calls on every later call. With
 //! `.include_thoughts(true)`, the thought summaries become
@@ -60,30 +60,37 @@ mod stream;
 mod wire;
 
 pub use codec::Codec;
-pub use reading::MADE_UP_CALL_ID;
-pub use stream::StreamDecoder;
 
 /// Google's Gemini API address, used when `GEMINI_BASE_URL` is not set.
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
-/// A Gemini model over the Gemini API. The [`HttpModel`](super::HttpModel) over
-/// [`Codec`]: its builder methods (`stream`, timeouts, limits, `record_to`) are there,
-/// with the request parameters of [`Codec`] (`temperature`, `thinking_budget`, ...).
-///
-/// Its `Debug` output never shows the key, and no error it returns carries it.
-///
-/// ```no_run
-/// use brute::{brute_agent, providers::Gemini};
-///
-/// # async fn run() -> Result<(), brute::Error> {
-/// // GEMINI_API_KEY (or GOOGLE_API_KEY), and GEMINI_BASE_URL if set, come from the environment.
-/// let model = Gemini::new("gemini-2.5-flash").stream(true);
-/// let agent = brute_agent! { run model; };
-/// println!("{:?}", agent.start("Say hi").await?.text());
-/// # Ok(()) }
-/// ```
+/// The provider's model type, named `providers::Gemini` outside.
 #[cfg(feature = "gemini")]
-pub type Gemini = crate::providers::HttpModel<Codec>;
+pub(in crate::providers) mod model {
+    use super::*;
+
+    /// A Gemini model over the Gemini API. The [`HttpModel`](crate::providers::HttpModel)
+    /// over [`Codec`]: its builder methods (`stream`, timeouts, limits, `record_to`) are
+    /// there, with the request parameters of [`Codec`] (`temperature`, `thinking_budget`,
+    /// ...).
+    ///
+    /// Its `Debug` output never shows the key, and no error it returns carries it.
+    ///
+    /// ```no_run
+    /// use brute::{brute_agent, providers::Gemini};
+    ///
+    /// # async fn run() -> Result<(), brute::Error> {
+    /// // GEMINI_API_KEY (or GOOGLE_API_KEY), and GEMINI_BASE_URL if set, come from the environment.
+    /// let model = Gemini::new("gemini-2.5-flash").stream(true);
+    /// let agent = brute_agent! { run model; };
+    /// println!("{:?}", agent.start("Say hi").await?.text());
+    /// # Ok(()) }
+    /// ```
+    pub type Gemini = crate::providers::HttpModel<Codec>;
+}
+
+#[cfg(feature = "gemini")]
+pub(crate) use model::Gemini;
 
 #[cfg(feature = "gemini")]
 impl Gemini {
@@ -104,6 +111,8 @@ impl Gemini {
 }
 
 /// The variable holding a Gemini API key.
-pub const GEMINI_KEY_VAR: &str = "GEMINI_API_KEY";
+#[cfg(feature = "gemini")]
+pub(super) const GEMINI_KEY_VAR: &str = "GEMINI_API_KEY";
 /// The variable read for the key when `GEMINI_API_KEY` is unset (Google's SDKs read it too).
-pub const GOOGLE_KEY_VAR: &str = "GOOGLE_API_KEY";
+#[cfg(feature = "gemini")]
+pub(super) const GOOGLE_KEY_VAR: &str = "GOOGLE_API_KEY";

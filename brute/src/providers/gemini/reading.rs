@@ -14,7 +14,7 @@ use crate::usage::Usage;
 
 /// How the ids brute gives the calls of a model that gave them none begin; such ids
 /// are not sent back.
-pub const MADE_UP_CALL_ID: &str = "gemini_call_";
+pub(super) const MADE_UP_CALL_ID: &str = "gemini_call_";
 
 /// The thought signatures of a model turn (Gemini wants them back with the parts they
 /// came on), kept on the message as `{"gemini_thought_signatures": {..}}`.

@@ -54,16 +54,16 @@ mod stream;
 mod wire;
 
 pub use codec::Codec;
-pub use stream::StreamDecoder;
 
 /// OpenAI's API address, used when `OPENAI_BASE_URL` is not set.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 http_model! {
     /// A model served over the OpenAI-compatible Chat Completions API: OpenAI itself,
-    /// Ollama, vLLM, the llama.cpp server, OpenRouter. The [`HttpModel`](super::HttpModel)
-    /// over [`Codec`]: its builder methods (`stream`, timeouts, limits, `record_to`) are
-    /// there, with the request parameters of [`Codec`] (`temperature`, `seed`, ...).
+    /// Ollama, vLLM, the llama.cpp server, OpenRouter. The
+    /// [`HttpModel`](crate::providers::HttpModel) over [`Codec`]: its builder methods
+    /// (`stream`, timeouts, limits, `record_to`) are there, with the request parameters
+    /// of [`Codec`] (`temperature`, `seed`, ...).
     ///
     /// ```no_run
     /// use brute::{brute_agent, providers::OpenAi};

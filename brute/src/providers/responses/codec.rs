@@ -16,7 +16,7 @@ use crate::usage::Usage;
 
 /// What a request asks to have included when nothing is stored on the server: the
 /// encrypted reasoning, so that it can be sent back on the next call.
-pub const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
+const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 codec! {
     /// The model name and request parameters of a Responses call, with the encoder and

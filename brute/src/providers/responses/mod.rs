@@ -56,17 +56,17 @@ mod items;
 mod stream;
 mod wire;
 
-pub use codec::{Codec, ENCRYPTED_REASONING};
-pub use stream::StreamDecoder;
+pub use codec::Codec;
 
-/// OpenAI's API address, used when `OPENAI_BASE_URL` is not set.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+// OpenAI's API address, as for Chat Completions.
+#[cfg(feature = "responses")]
+use super::openai::OPENAI_BASE_URL;
 
 http_model! {
     /// A model served over the OpenAI Responses API: OpenAI itself, or any Open
-    /// Responses server. The [`HttpModel`](super::HttpModel) over [`Codec`]: its builder
-    /// methods (`stream`, timeouts, limits, `record_to`) are there, with the request
-    /// parameters of [`Codec`] (`reasoning_effort`, `store`, ...).
+    /// Responses server. The [`HttpModel`](crate::providers::HttpModel) over [`Codec`]:
+    /// its builder methods (`stream`, timeouts, limits, `record_to`) are there, with the
+    /// request parameters of [`Codec`] (`reasoning_effort`, `store`, ...).
     ///
     /// ```no_run
     /// use brute::{brute_agent, providers::Responses};

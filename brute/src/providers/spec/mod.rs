@@ -460,7 +460,7 @@ fn build(
         ModelSpec::Responses { model } => {
             let key = required_key(spec, "OPENAI_API_KEY", var)?;
             let base = var("OPENAI_BASE_URL");
-            let base = base.as_deref().unwrap_or(super::responses::OPENAI_BASE_URL);
+            let base = base.as_deref().unwrap_or(super::openai::OPENAI_BASE_URL);
             Ok(AnyModel::Responses(
                 Responses::compatible(base.trim(), model.as_str()).key(Some(key)),
             ))

@@ -1,18 +1,6 @@
 //! Retention and size: how big a session and a store are, deleting sessions past an
-//! age or a count, and pruning the oldest history of a session into an archive.
-//!
-//! What "size" counts, per store:
-//!
-//! | store | `messages` | `bytes` | `disk_bytes` (store only) |
-//! |---|---|---|---|
-//! | `JsonlStore` | the lines of the file | the file's length | every file of the directory |
-//! | `SqliteStore` | the rows | the bytes of the rows' JSON | the database file (pages in use and free) |
-//! | `PostgresStore` | the rows | the bytes of the rows' JSON | the tables with their indexes and TOAST |
-//! | a store of your own | the messages loaded | their JSON lines | unknown |
-//!
-//! A session's `updated` is the time of its last write (the file's modification
-//! time; in the databases, the last message written or the session's creation,
-//! kept by triggers in `brute_activity`).
+//! age or a count, and pruning the oldest history of a session into an archive. Its
+//! items are public at `brute::session`.
 
 use std::time::{Duration, SystemTime};
 
@@ -23,11 +11,24 @@ use crate::message::{Message, Role};
 pub use crate::session::validate::history_error::RetentionError;
 
 /// The size of one session.
+///
+/// What "size" counts, per store:
+///
+/// | store | `messages` | `bytes` | `disk_bytes` (store only) |
+/// |---|---|---|---|
+/// | `JsonlStore` | the lines of the file | the file's length | every file of the directory |
+/// | `SqliteStore` | the rows | the bytes of the rows' JSON | the database file (pages in use and free) |
+/// | `PostgresStore` | the rows | the bytes of the rows' JSON | the tables with their indexes and TOAST |
+/// | a store of your own | the messages loaded | their JSON lines | unknown |
+///
+/// A session's `updated` ([`SessionInfo::updated`]) is the time of its last write (the
+/// file's modification time; in the databases, the last message written or the
+/// session's creation, kept by triggers in `brute_activity`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SessionSize {
     /// The messages stored.
     pub messages: u64,
-    /// Their bytes as stored (see the [module docs](self) for what each store counts).
+    /// Their bytes as stored (see [`SessionSize`] for what each store counts).
     pub bytes: u64,
 }
 
@@ -177,7 +178,7 @@ pub fn discard(_session: &str, _removed: &[Message]) -> Result<(), BoxError> {
 /// The position a prune to `keep` messages cuts at: the first user message (a cut
 /// there splits no tool call) after which at most `keep` messages remain, or the
 /// last user message if none; `0` (nothing to cut) when no user message is found.
-pub fn prune_point(messages: &[Message], keep: usize) -> usize {
+pub(in crate::session) fn prune_point(messages: &[Message], keep: usize) -> usize {
     if messages.len() <= keep {
         return 0;
     }

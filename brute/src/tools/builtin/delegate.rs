@@ -153,7 +153,7 @@ impl<M: Model + 'static> DynModel for M {
 
 /// A shared, type-erased model: what `delegate` runs its sub-agent on.
 #[derive(Clone)]
-pub struct SharedModel(Arc<dyn DynModel>);
+struct SharedModel(Arc<dyn DynModel>);
 
 #[diagnostic::do_not_recommend]
 impl Model for SharedModel {

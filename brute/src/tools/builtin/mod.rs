@@ -11,7 +11,7 @@ mod search;
 mod shell;
 mod todo;
 
-pub use delegate::{Delegate, DelegateArgs, SharedModel};
+pub use delegate::{Delegate, DelegateArgs};
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetch, FetchArgs};
 pub use fs::{
@@ -21,7 +21,7 @@ pub use question::{Answers, Question, QuestionHandler, QuestionItem, QuestionOpt
 #[cfg(feature = "search")]
 pub use search::{FsSearch, FsSearchArgs};
 pub use shell::{Shell, ShellArgs};
-pub use todo::{TodoCall, TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todos};
+pub use todo::{TodoItem, TodoReadArgs, TodoStatus, TodoWriteArgs, Todos};
 
 /// The built-in tool sets.
 ///

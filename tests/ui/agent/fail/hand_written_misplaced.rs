@@ -1,7 +1,7 @@
 // A middleware written by hand against the public contract, with its own placement
 // rule, misplaced: the same message as a derived middleware's (see user_rule_inside).
 use brute::kind::Loops;
-use brute::stack::{Layer, Middleware, NoApp, Placement};
+use brute::{Middleware, stack::{Layer, NoApp, Placement}};
 use brute::{Env, Error, Handler, Message, brute_agent};
 
 struct Audit<A> {

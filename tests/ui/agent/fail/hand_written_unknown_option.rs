@@ -1,7 +1,7 @@
 // A middleware written by hand whose options have no such method: one error at the
 // option, naming the hand-written options type (no list: a hand-written middleware
 // does not declare its option names to the macro).
-use brute::stack::{Layer, Middleware, NoApp, Placement};
+use brute::{Middleware, stack::{Layer, NoApp, Placement}};
 use brute::{Env, Error, Handler, Message, brute_agent};
 
 struct Audit<A> {

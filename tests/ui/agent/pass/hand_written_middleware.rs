@@ -5,7 +5,7 @@
 use brute::stack::Stack;
 use brute::kind::Loops;
 use brute::middleware::Loop as LoopLayer;
-use brute::stack::{Layer, Middleware, NoApp, Placement, Wraps};
+use brute::{Middleware, stack::{Layer, NoApp, Placement, Wraps}};
 use brute::{Env, Error, Handler, Message, brute_agent, providers::ScriptedModel};
 
 /// Counts the passes of a turn in `env.metadata[key]`.
