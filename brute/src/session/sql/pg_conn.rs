@@ -8,7 +8,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use tokio_postgres::{Client, NoTls, Statement, Transaction};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement, Transaction};
 
 /// The attempts of one reconnection; the waits between them double from
 /// [`FIRST_WAIT`] (100, 200, 400, 800 ms: the last attempt about 1.5 s after the
@@ -215,8 +216,37 @@ impl Conn {
         }
     }
 
+    /// Runs query `text`, prepared once per connection: its rows. A statement that
+    /// finds the connection lost fails, and the next one reconnects.
+    pub(in crate::session) async fn query(
+        &self,
+        text: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, PgError> {
+        let client = self.get().await?;
+        let rows = match self.statement(&client, text).await {
+            Ok(statement) => client.query(&statement, params).await,
+            Err(error) => Err(error),
+        };
+        rows.map_err(|e| self.failed(&client, e))
+    }
+
+    /// Runs statement `text`, prepared once per connection: the rows it changed.
+    pub(in crate::session) async fn execute(
+        &self,
+        text: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, PgError> {
+        let client = self.get().await?;
+        let changed = match self.statement(&client, text).await {
+            Ok(statement) => client.execute(&statement, params).await,
+            Err(error) => Err(error),
+        };
+        changed.map_err(|e| self.failed(&client, e))
+    }
+
     /// Statement `text` prepared on `client`, once per connection.
-    pub(in crate::session) async fn statement(
+    async fn statement(
         &self,
         client: &Arc<Client>,
         text: &str,
@@ -252,7 +282,7 @@ impl Conn {
     }
 
     /// The client, a new one if the last was lost.
-    pub(in crate::session) async fn get(&self) -> Result<Arc<Client>, PgError> {
+    async fn get(&self) -> Result<Arc<Client>, PgError> {
         if let Some(client) = self.current() {
             return Ok(client);
         }
@@ -271,7 +301,7 @@ impl Conn {
 
     /// Notes that a statement on `client` failed with `error`: if that lost the
     /// connection, the next statement makes a new one.
-    pub(in crate::session) fn failed(
+    fn failed(
         &self,
         client: &Arc<Client>,
         error: tokio_postgres::Error,

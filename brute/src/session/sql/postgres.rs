@@ -198,13 +198,7 @@ impl PostgresStore {
         text: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<u64, PgError> {
-        let conn = self.conn(id);
-        let client = conn.get().await?;
-        let done = match conn.statement(&client, text).await {
-            Ok(statement) => client.execute(&statement, params).await,
-            Err(error) => Err(error),
-        };
-        done.map_err(|e| conn.failed(&client, e))
+        self.conn(id).execute(text, params).await
     }
 
     /// Runs query `text` on session `id`'s connection.
@@ -214,13 +208,7 @@ impl PostgresStore {
         text: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<Vec<tokio_postgres::Row>, PgError> {
-        let conn = self.conn(id);
-        let client = conn.get().await?;
-        let rows = match conn.statement(&client, text).await {
-            Ok(statement) => client.query(&statement, params).await,
-            Err(error) => Err(error),
-        };
-        rows.map_err(|e| conn.failed(&client, e))
+        self.conn(id).query(text, params).await
     }
 
     /// The messages of session `id` and the position after the last.

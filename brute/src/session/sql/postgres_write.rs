@@ -120,16 +120,7 @@ async fn commit(conn: &Conn, statement: &str, batch: Vec<Append>) {
     let (spent, spends): (Vec<&str>, Vec<&str>) = totals.into_iter().unzip();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
         [&sessions, &owners, &seqs, &bodies, &ttls, &spent, &spends];
-    let result = match conn.get().await {
-        Ok(client) => {
-            let rows = match conn.statement(&client, statement).await {
-                Ok(prepared) => client.query(&prepared, &params).await,
-                Err(error) => Err(error),
-            };
-            rows.map_err(|e| conn.failed(&client, e))
-        }
-        Err(e) => Err(e),
-    };
+    let result = conn.query(statement, &params).await;
     match result {
         Ok(rows) => {
             let written: std::collections::HashSet<String> = rows
