@@ -21,10 +21,11 @@ use brute::tools::{DefaultToolPipeline, ToolError};
 use brute::{
     Env, Error, EventKind, Message, Model, Role, brute_agent,
     middleware::{Loop, MaxIterations, SessionLog, SystemPrompt},
-    session::SessionError,
 };
 use scripted_tools::echo_calls;
-use session_support::{AnyStore, kill_after_acks, postgres_database, sqlite_path, temp_dir};
+use session_support::{
+    AnyStore, kill_after_acks, postgres_database, sqlite_path, start_when_free, temp_dir,
+};
 
 const CHILD: &str = "BRUTE_TEST_STORE_CRASH_CHILD";
 const LEASE: Duration = Duration::from_millis(400);
@@ -101,19 +102,9 @@ fn crash_child(spec: &str) {
             let printed = printed.clone();
             agent.on(kind, move |env, _event| ack(&printed, env));
         }
-        let mut n = 0;
-        loop {
-            match agent.start(format!("task {n}")).await {
-                Ok(_) => n += 1,
-                Err(e)
-                    if matches!(
-                        e.downcast_ref(),
-                        Some(SessionError::Leased { .. } | SessionError::Locked { .. })
-                    ) =>
-                {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(e) => panic!("{e}"),
+        for n in 0u64.. {
+            if let Err(e) = start_when_free(|| agent.start(format!("task {n}"))).await {
+                panic!("{e}");
             }
         }
     });
@@ -164,19 +155,7 @@ fn kill_rounds(test: &str, kind: &str, target: &str) {
             use SessionLog { store: store.store(), session: "crash" };
             run |_env| async { Ok(Message::assistant("checked")) };
         };
-        let outcome = loop {
-            match agent.start("check").await {
-                Err(e)
-                    if matches!(
-                        e.downcast_ref(),
-                        Some(SessionError::Leased { .. } | SessionError::Locked { .. })
-                    ) =>
-                {
-                    tokio::time::sleep(Duration::from_millis(50)).await
-                }
-                other => break other.unwrap(),
-            }
-        };
+        let outcome = start_when_free(|| agent.start("check")).await.unwrap();
         assert_eq!(outcome.text(), Some("checked"));
         let stored = store.load("crash").await;
         assert_eq!(check_history(&stored), []);

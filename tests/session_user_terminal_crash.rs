@@ -28,11 +28,13 @@ use std::time::Duration;
 
 use brute::session::check_history;
 use brute::{
-    Agent, Env, Error, Handler, Message, Middleware, Role, brute_agent,
+    Agent, Env, Error, Handler, Message, Middleware, Outcome, Role, brute_agent,
     middleware::{Loop, SessionLog},
     pipeline,
 };
-use session_support::{AnyStore, kill_after_acks, postgres_database, sqlite_path, temp_dir};
+use session_support::{
+    AnyStore, kill_after_acks, postgres_database, sqlite_path, start_when_free, temp_dir,
+};
 
 const CHILD: &str = "BRUTE_TEST_USER_TERMINAL_CRASH_CHILD";
 const LEASE: Duration = Duration::from_millis(400);
@@ -65,18 +67,7 @@ struct AckAndTag<A> {
 
 impl<A: Handler<Env>> Handler<Env> for AckAndTag<A> {
     async fn call(&self, env: &mut Env) -> Result<(), Error> {
-        {
-            let record: Vec<&Message> = env
-                .messages
-                .iter()
-                .filter(|m| m.role != Role::System)
-                .collect();
-            let mut printed = self.printed.lock().unwrap();
-            for message in &record[*printed..] {
-                println!("ack {}", serde_json::to_string(message).unwrap());
-            }
-            *printed = record.len();
-        }
+        acknowledge(env, &self.printed);
         if let Some(last) = env.messages.last_mut()
             && last.role == Role::Assistant
         {
@@ -127,22 +118,17 @@ async fn own_loop_child(store: AnyStore) {
             async move { Ok::<_, Error>(reply) }
         };
     };
-    loop {
-        match agent.start("go on").await {
-            Err(e)
-                if matches!(
-                    e.downcast_ref(),
-                    Some(
-                        brute::session::SessionError::Leased { .. }
-                            | brute::session::SessionError::Locked { .. }
-                    )
-                ) =>
-            {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(e) => panic!("the endless turn failed: {e}"),
-            Ok(_) => panic!("the endless turn ended"),
-        }
+    endless(|| agent.start("go on")).await;
+}
+
+/// Runs the endless turn `start` makes once the killed worker's session is free;
+/// panics when it ends.
+async fn endless<F: std::future::Future<Output = Result<Outcome, Error>>>(
+    start: impl FnMut() -> F,
+) {
+    match start_when_free(start).await {
+        Err(e) => panic!("the endless turn failed: {e}"),
+        Ok(_) => panic!("the endless turn ended"),
     }
 }
 
@@ -173,23 +159,7 @@ fn crash_child(spec: &str) {
             run inner;
         };
         let agent = Agent::new(stack);
-        loop {
-            match agent.start("go on").await {
-                Err(e)
-                    if matches!(
-                        e.downcast_ref(),
-                        Some(
-                            brute::session::SessionError::Leased { .. }
-                                | brute::session::SessionError::Locked { .. }
-                        )
-                    ) =>
-                {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(e) => panic!("the endless turn failed: {e}"),
-                Ok(_) => panic!("the endless turn ended"),
-            }
-        }
+        endless(|| agent.start("go on")).await;
     });
 }
 
@@ -257,30 +227,37 @@ fn kill_rounds(test: &str, kind: &str, target: &str, own_loop: bool) {
     }
 }
 
-#[test]
-fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_store() {
+/// One crash test: the worker when this process is one, else `ROUNDS` kills of workers
+/// running `test` on a new store of `kind` (its database named `db` on PostgreSQL).
+fn crash_test(test: &str, kind: &str, db: &str, own_loop: bool) {
     if let Ok(spec) = std::env::var(CHILD) {
         return crash_child(&spec);
     }
     let dir = temp_dir();
-    kill_rounds(
+    let target = match kind {
+        "jsonl" => dir.path().display().to_string(),
+        "sqlite" => sqlite_path(dir.path()).display().to_string(),
+        _ => postgres_database(db),
+    };
+    kill_rounds(test, kind, &target, own_loop);
+}
+
+#[test]
+fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_store() {
+    crash_test(
         "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_jsonl_store",
         "jsonl",
-        dir.path().to_str().unwrap(),
+        "",
         false,
     );
 }
 
 #[test]
 fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_store() {
-    if let Ok(spec) = std::env::var(CHILD) {
-        return crash_child(&spec);
-    }
-    let dir = temp_dir();
-    kill_rounds(
+    crash_test(
         "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_store",
         "sqlite",
-        sqlite_path(dir.path()).to_str().unwrap(),
+        "",
         false,
     );
 }
@@ -291,42 +268,30 @@ fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_sqlite_
     ignore = "needs PostgreSQL: cargo xtask test"
 )]
 fn a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgres_store() {
-    if let Ok(spec) = std::env::var(CHILD) {
-        return crash_child(&spec);
-    }
-    let url = postgres_database("user_terminal_crash");
-    kill_rounds(
+    crash_test(
         "a_user_written_terminal_and_middleware_lose_nothing_at_sigkill_on_the_postgres_store",
         "postgres",
-        &url,
+        "user_terminal_crash",
         false,
     );
 }
 
 #[test]
 fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_jsonl_store() {
-    if let Ok(spec) = std::env::var(CHILD) {
-        return crash_child(&spec);
-    }
-    let dir = temp_dir();
-    kill_rounds(
+    crash_test(
         "a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_jsonl_store",
         "jsonl",
-        dir.path().to_str().unwrap(),
+        "",
         true,
     );
 }
 
 #[test]
 fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_sqlite_store() {
-    if let Ok(spec) = std::env::var(CHILD) {
-        return crash_child(&spec);
-    }
-    let dir = temp_dir();
-    kill_rounds(
+    crash_test(
         "a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_sqlite_store",
         "sqlite",
-        sqlite_path(dir.path()).to_str().unwrap(),
+        "",
         true,
     );
 }
@@ -337,14 +302,10 @@ fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_s
     ignore = "needs PostgreSQL: cargo xtask test"
 )]
 fn a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_postgres_store() {
-    if let Ok(spec) = std::env::var(CHILD) {
-        return crash_child(&spec);
-    }
-    let url = postgres_database("own_loop_crash");
-    kill_rounds(
+    crash_test(
         "a_hand_written_loop_over_a_closure_terminal_loses_nothing_at_sigkill_on_the_postgres_store",
         "postgres",
-        &url,
+        "own_loop_crash",
         true,
     );
 }

@@ -290,7 +290,7 @@ fn tool_retry_attempts_are_in_the_call_span(
             root: root,
             pipeline: brute::pipeline! {
                 use Validate;
-                use ToolRetry { base_delay: std::time::Duration::from_millis(1) };
+                use ToolRetry { base_delay: std::time::Duration::ZERO };
                 run Execute;
             },
         };

@@ -70,6 +70,32 @@ impl AnyStore {
     }
 }
 
+/// Starts turns with `start` until one is not refused because its session is held by
+/// another worker (the lease or lock of a worker killed a moment ago, freed when the
+/// store sees it dead or its lease expires), and returns that turn's result. Between
+/// tries it waits a short poll interval, not a limit: on a busy machine it only tries
+/// fewer times, and the caller's own deadline catches a session that never frees.
+pub async fn start_when_free<T, F, Fut>(mut start: F) -> Result<T, brute::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, brute::Error>>,
+{
+    use brute::session::SessionError;
+    loop {
+        match start().await {
+            Err(e)
+                if matches!(
+                    e.downcast_ref(),
+                    Some(SessionError::Leased { .. } | SessionError::Locked { .. })
+                ) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 #[path = "../postgres_support/mod.rs"]
 mod postgres_support;
 // Not every binary that includes this module names the server itself.

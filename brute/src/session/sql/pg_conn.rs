@@ -301,11 +301,7 @@ impl Conn {
 
     /// Notes that a statement on `client` failed with `error`: if that lost the
     /// connection, the next statement makes a new one.
-    fn failed(
-        &self,
-        client: &Arc<Client>,
-        error: tokio_postgres::Error,
-    ) -> PgError {
+    fn failed(&self, client: &Arc<Client>, error: tokio_postgres::Error) -> PgError {
         if is_lost(&error) {
             let mut slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
             if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, client)) {
