@@ -11,6 +11,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../tests/kill_support/mod.rs"]
+mod kill_support;
+#[path = "../tests/postgres_support/mod.rs"]
+mod postgres_support;
 #[path = "../tests/session_support/mod.rs"]
 mod session_support;
 

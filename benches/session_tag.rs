@@ -20,6 +20,10 @@
 #[path = "common/session_messages.rs"]
 mod session_messages;
 
+#[path = "../tests/kill_support/mod.rs"]
+mod kill_support;
+#[path = "../tests/postgres_support/mod.rs"]
+mod postgres_support;
 #[path = "../tests/session_support/mod.rs"]
 mod session_support;
 

@@ -94,3 +94,13 @@ pub fn spawn_until(command: &mut Command, signal: &str) -> KillOnDrop {
         }
     }
 }
+
+/// The name the test harness gives the test `test` of the module whose `module_path!()`
+/// is `module`, for re-running it alone with `--exact`: the test binaries hold one module
+/// per file, and the harness names a test by its path below the crate.
+pub fn test_name(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{test}"),
+        None => test.to_string(),
+    }
+}

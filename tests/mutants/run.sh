@@ -5,12 +5,13 @@
 # Install cargo-mutants once (into ~/.cargo/bin):
 #     cargo install cargo-mutants --locked
 # Run (at the lowest priority when others build on the machine):
-#     nice -n 19 tests/mutants/run.sh ROOM...    (rooms: redact auth sandbox pipeline session, or all)
+#     nice -n 19 tests/mutants/run.sh ROOM...    (the rooms are listed in ROOMS below, or all)
 # Environment: TIMEOUT (seconds per test run, default 300), BUILD_TIMEOUT (seconds per
-# build, default 1200), OUT (default tests/mutants/out), SESSION_FILES (the files of the
-# session room to mutate, default every file of brute/src/session/ and its rooms: the room is hours long,
-# run it a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
-# at spaces: `-F REGEX` to test only the mutants whose names match), ROOM_TESTS (the
+# build, default 1200), OUT (default tests/mutants/out), ROOM_FILES (the files of the
+# room to mutate instead of all of them, split at spaces: the big rooms are hours long,
+# run them a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
+# at spaces: `-F REGEX` to test only the mutants whose names match, `--shard 1/8` for
+# every eighth), ROOM_TESTS (the
 # `cargo test` arguments to use instead of the room's, split at spaces, with
 # ROOM_PACKAGES for its packages: e.g. only the test binaries that hold one file's
 # promises, without `--lib` when the file has no unit tests, which halves each
@@ -42,63 +43,115 @@ TIMEOUT=${TIMEOUT:-300}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-1200}
 OUT=${OUT:-tests/mutants/out}
 
-# room -> the files mutated, the packages whose tests run (a comma list for
-# --test-package; `brute-suite` is the root package, whose tests are in tests/), and the
-# `cargo test` arguments selecting the tests that cover the room. With several
-# packages, `--lib` runs the unit tests of those that have a library and `--test NAME`
-# the test binaries of those that have one; a filter after `--` would apply to every
-# binary, so the unit tests of `brute` run whole.
+# room -> the files mutated (ROOM_FILES, split at spaces, replaces them: a room is run a
+# few files at a time), the packages whose tests run (a comma list for --test-package;
+# `brute-suite` is the root package, whose tests are in tests/), the `cargo test`
+# arguments selecting the binaries that cover the room, and FILTER, test-name filters
+# for every selected binary (libtest runs the tests whose names contain any of them).
+# The root package's binaries are rooms (`tests/README.md`), one module per file, so a
+# filter such as `cost::` picks one file's tests out of its binary, and `cost` brute's
+# unit tests of `cost/`; a filter applies to every selected binary, so a room whose
+# binaries need different filters has none and runs them whole.
 # `--features=services` (tests/README.md, "Tiers"): the tests on PostgreSQL, and the
 # binaries that need a service, run only with it; without it they are ignored or not
 # built, and a mutant they would catch survives.
 room() {
+    FILTER=()
     case "$1" in
     redact)
         FILES=(brute/src/providers/redact.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test=provider_empty_key --test=adversarial_provider_canary)
+        TESTS=(--lib --test=providers)
+        FILTER=(redact provider_empty_key:: adversarial_provider_canary::)
         ;;
     auth)
         FILES=(brute-serve/src/auth.rs)
         PACKAGES=brute-serve
-        TESTS=(--lib --test=auth_prefix --test=serve)
+        TESTS=(--lib --test=serve)
         ;;
     sandbox)
         FILES=(brute/src/tools/sandbox.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test=adversarial_tools --test=tools_builtin)
+        TESTS=(--lib --test=tools)
+        FILTER=(sandbox adversarial_tools:: tools_builtin::)
         ;;
     pipeline)
         FILES=(brute/src/tools/pipeline/*.rs)
         # brute-serve's agui.rs holds the checks of the client's tools (`Verdict::Answer`,
         # a clash of names), tools_builtin.rs the undo snapshots `Snapshot` takes.
         PACKAGES=brute,brute-suite,brute-serve
-        TESTS=(--features=services --lib --test=tool_pipeline --test=approval --test=session_crash --test=tools
-            --test=turn_tracing --test=tools_builtin --test=tool_result_parts --test=agui)
+        TESTS=(--features=services --lib --test=tools --test=session --test=turn_tracing --test=services)
         ;;
     session)
-        # shellcheck disable=SC2206 # a space-separated list of paths or globs
-        FILES=(${SESSION_FILES:-brute/src/session/*.rs brute/src/session/*/*.rs})
+        FILES=(brute/src/session/*.rs brute/src/session/*/*.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--features=services --lib --test=session_store --test=session_log --test=session_durability
-            --test=session_crash --test=session_workers --test=approval --test=session_retention
-            --test=session_fork --test=cost --test=session_reconnect --test=session_cancel
-            --test=session_validate)
+        TESTS=(--features=services --lib --test=session --test=services)
+        ;;
+    providers)
+        # The wire formats' codecs, the HTTP client's errors and limits, redaction.
+        FILES=(brute/src/providers/*.rs brute/src/providers/*/*.rs brute/src/providers/*/*/*.rs)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=providers)
+        ;;
+    model)
+        # The model contract, fallback and the index of tool-call ids.
+        FILES=(brute/src/model.rs brute/src/model/*.rs)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=session --test=agent)
+        FILTER=(model tool_call_ids:: fallback:: stack:: turn_middleware::)
+        ;;
+    compaction)
+        FILES=(brute/src/compaction/*.rs)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=agent)
+        FILTER=(compaction)
+        ;;
+    middleware)
+        # The built-in layers, `Budget` among them, and the turn loop.
+        FILES=(brute/src/middleware/*.rs brute/src/middleware/guard/*.rs)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=agent --test=tools --test=providers --test=session)
+        FILTER=(middleware stack:: turn_middleware:: budget:: call_limit:: guardrails:: handoff::
+            retry:: fallback:: tool_retry:: approval)
+        ;;
+    cost)
+        FILES=(brute/src/cost/mod.rs)
+        PACKAGES=brute,brute-suite
+        TESTS=(--features=services --lib --test=session)
+        FILTER=(cost budget::)
+        ;;
+    placement)
+        # The order rules: trait bounds checked at the `use` line (tests/ui/agent/fail).
+        FILES=(brute/src/stack/placement.rs)
+        PACKAGES=brute,brute-suite
+        TESTS=(--lib --test=ui --test=agent)
+        ;;
+    serve)
+        # Idempotent turns, A2A, AG-UI and the chat-completions facade.
+        FILES=(brute-serve/src/idempotency.rs brute-serve/src/a2a/*.rs brute-serve/src/agui/*.rs
+            brute-serve/src/chat*.rs)
+        PACKAGES=brute-serve
+        TESTS=(--features=services --lib --test=serve --test=services)
         ;;
     *)
-        echo "unknown room $1 (redact auth sandbox pipeline session all)" >&2
+        echo "unknown room $1 ($ROOMS)" >&2
         exit 2
         ;;
     esac
+    if [ -n "${ROOM_FILES:-}" ]; then
+        # shellcheck disable=SC2206 # a space-separated list of paths or globs
+        FILES=($ROOM_FILES)
+    fi
 }
 
+ROOMS="redact auth sandbox pipeline session providers model compaction middleware cost placement serve"
 rooms=("$@")
 if [ ${#rooms[@]} -eq 0 ]; then
-    echo "usage: tests/mutants/run.sh ROOM... (redact auth sandbox pipeline session all)" >&2
+    echo "usage: tests/mutants/run.sh ROOM... ($ROOMS, or all)" >&2
     exit 2
 fi
 if [ "${rooms[0]}" = all ]; then
-    rooms=(redact auth sandbox pipeline session)
+    read -r -a rooms <<<"$ROOMS"
 fi
 
 status=0
@@ -126,8 +179,15 @@ for name in "${rooms[@]}"; do
     for pkg in "${pkgs[@]}"; do
         pkg_args+=(--package "$pkg")
     done
-    echo "-- baseline: cargo test ${pkg_args[*]} ${TESTS[*]}"
-    cargo test "${pkg_args[@]}" "${TESTS[@]}" >"$OUT/$name/baseline.log" 2>&1 || {
+    # The filters reach the test binaries: after one `--` for cargo test, after two for
+    # cargo-mutants (its own `--` ends its options, the rest goes to cargo test).
+    filter=() mutants_filter=()
+    if [ ${#FILTER[@]} -gt 0 ]; then
+        filter=(-- "${FILTER[@]}")
+        mutants_filter=(-- -- "${FILTER[@]}")
+    fi
+    echo "-- baseline: cargo test ${pkg_args[*]} ${TESTS[*]} ${filter[*]}"
+    cargo test "${pkg_args[@]}" "${TESTS[@]}" "${filter[@]}" >"$OUT/$name/baseline.log" 2>&1 || {
         echo "the baseline failed (tests fail on the unmutated tree): see $OUT/$name/baseline.log" >&2
         exit 4
     }
@@ -143,7 +203,7 @@ for name in "${rooms[@]}"; do
     # shellcheck disable=SC2086 # MUTANTS_ARGS is split at spaces on purpose
     cargo-mutants mutants --workspace --in-place --baseline=skip --timeout "$TIMEOUT" \
         --build-timeout "$BUILD_TIMEOUT" --output "$OUT/$name" "${args[@]}" \
-        --test-package "$PACKAGES" ${MUTANTS_ARGS:-} || status=$?
+        --test-package "$PACKAGES" ${MUTANTS_ARGS:-} "${mutants_filter[@]}" || status=$?
     git diff --quiet -- brute/src brute-serve/src || {
         echo "a mutant was left in the work tree: git checkout brute/src brute-serve/src" >&2
         exit 3

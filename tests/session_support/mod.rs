@@ -96,14 +96,11 @@ where
     }
 }
 
-#[path = "../postgres_support/mod.rs"]
-mod postgres_support;
+// The binaries that include this module declare these two beside it (once each, so that
+// one PostgreSQL server serves the whole binary).
 // Not every binary that includes this module names the server itself.
 #[allow(unused_imports)]
-pub use postgres_support::{postgres_database, postgres_server};
-
-#[path = "../kill_support/mod.rs"]
-mod kill_support;
+pub use crate::postgres_support::{postgres_database, postgres_server};
 // Not every binary that includes this module kills children.
 #[allow(unused_imports)]
-pub use kill_support::{KillOnDrop, kill_after_acks};
+pub use crate::kill_support::{KillOnDrop, kill_after_acks};

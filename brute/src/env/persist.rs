@@ -43,7 +43,7 @@
 //! its tool returns, so that a crash during the next tool keeps it) calls it, but the
 //! guarantee does not depend on it. A loop of your own is covered too when its
 //! stack ends in a `run` line of `brute_agent!` (a model or a closure: the terminal
-//! `run` builds takes the step around every call; `tests/session_user_terminal_crash.rs`
+//! `run` builds takes the step around every call; `tests/session/session_user_terminal_crash.rs`
 //! kills one). The one stack the framework cannot see into is a `pipeline!` whose `run`
 //! is a plain handler of your own, under a loop of your own: nothing of brute's runs
 //! between those passes, so call `env.persist()` between them, or use brute's `Loop`. Without a persistence layer every step is one branch.
