@@ -5,7 +5,7 @@
 //! attributes and `openapi.rs` lists the handlers, so the types live apart from
 //! both (the description and its routes would otherwise import each other).
 //!
-//! Held to the server's behaviour by the contract test (brute-serve/tests/openapi.rs).
+//! Held to the server's behaviour by the contract test (brute-serve/tests/serve/openapi.rs).
 
 /// A decision on a call that waits for approval (`brute::stream::Verdict`).
 #[derive(utoipa::ToSchema)]

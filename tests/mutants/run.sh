@@ -80,7 +80,8 @@ room() {
         # brute-serve's agui.rs holds the checks of the client's tools (`Verdict::Answer`,
         # a clash of names), tools_builtin.rs the undo snapshots `Snapshot` takes.
         PACKAGES=brute,brute-suite,brute-serve
-        TESTS=(--features=services --lib --test=tools --test=session --test=turn_tracing --test=services)
+        TESTS=(--features=services --lib --test=tools --test=session --test=turn_tracing --test=services
+            --test=serve_services)
         ;;
     session)
         FILES=(brute/src/session/*.rs brute/src/session/*/*.rs)
@@ -131,7 +132,7 @@ room() {
         FILES=(brute-serve/src/idempotency.rs brute-serve/src/a2a/*.rs brute-serve/src/agui/*.rs
             brute-serve/src/chat*.rs)
         PACKAGES=brute-serve
-        TESTS=(--features=services --lib --test=serve --test=services)
+        TESTS=(--features=services --lib --test=serve --test=serve_services)
         ;;
     *)
         echo "unknown room $1 ($ROOMS)" >&2

@@ -43,7 +43,7 @@ const AGUI_CLIENT: &str = "@ag-ui/client@1.0.0";
 /// Where that package's manifest lands, below the repository (the test checks it).
 const AGUI_CLIENT_MANIFEST: &str = ".ci/npm/node_modules/@ag-ui/client/package.json";
 /// The official MCP conformance suite and the Node it needs (22 or newer; Debian's is
-/// older), run by brute-mcp's `tests/conformance.rs`, pinned.
+/// older), run by brute-mcp's `tests/mcp_services/conformance.rs`, pinned.
 const MCP_CONFORMANCE: [&str; 2] = ["@modelcontextprotocol/conformance@0.1.16", "node@22.23.3"];
 /// Where the suite's entry point and that Node land, below the repository (the test checks them).
 const MCP_CONFORMANCE_FILES: [&str; 2] = [
@@ -216,7 +216,9 @@ fn setup() -> Result<(), XtaskError> {
         "-c",
         "import a2a.server.routes, uvicorn; print('a2a-sdk and uvicorn')",
     ]))?;
-    step("schemathesis, the contract fuzzer of brute-serve's tests/openapi.rs, into .ci/venv");
+    step(
+        "schemathesis, the contract fuzzer of brute-serve's tests/serve/openapi.rs, into .ci/venv",
+    );
     let pinned = format!(
         "import schemathesis; assert schemathesis.__version__ == '{}'",
         SCHEMATHESIS.trim_start_matches("schemathesis==")
@@ -265,7 +267,9 @@ fn setup() -> Result<(), XtaskError> {
     }
     println!("{MCP_SERVER}");
 
-    step("the AG-UI client (npm, into .ci/npm; brute-serve's tests/agui.rs drives it)");
+    step(
+        "the AG-UI client (npm, into .ci/npm; brute-serve's tests/serve_services/agui.rs drives it)",
+    );
     if !root.join(AGUI_CLIENT_MANIFEST).is_file() {
         run(Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--prefix"])
@@ -280,7 +284,7 @@ fn setup() -> Result<(), XtaskError> {
     println!("{AGUI_CLIENT}");
 
     step(
-        "the MCP conformance suite and Node 22 (npm, into .ci/npm; brute-mcp's tests/conformance.rs runs them)",
+        "the MCP conformance suite and Node 22 (npm, into .ci/npm; brute-mcp's tests/mcp_services/conformance.rs runs them)",
     );
     if MCP_CONFORMANCE_FILES
         .iter()

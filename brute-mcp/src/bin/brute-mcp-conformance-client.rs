@@ -8,7 +8,7 @@
 //! `tools/list`; for `auth/*` scenarios with [`OAuth`], the authorization step
 //! scripted: the authorization URL is fetched and its redirect followed as a browser
 //! would), makes the calls the scenario expects, and closes the session. It exits non-zero, with the
-//! error on stderr, when any step fails. `tests/conformance.rs` runs it.
+//! error on stderr, when any step fails. `tests/mcp_services/conformance.rs` runs it.
 
 use std::process::ExitCode;
 

@@ -1,4 +1,4 @@
-"""The official A2A Python SDK's client against brute-serve (started by tests/a2a.rs).
+"""The official A2A Python SDK's client against brute-serve (started by tests/serve/a2a.rs).
 
 Usage: client.py BASE TOKEN. Prints one line per check; the Rust test compares them.
 """

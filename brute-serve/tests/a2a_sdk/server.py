@@ -1,5 +1,5 @@
 """An A2A server written with the official A2A Python SDK, for brute's A2aAgent
-(started by tests/a2a.rs on 127.0.0.1; prints its port, then serves until killed).
+(started by tests/serve/a2a.rs on 127.0.0.1; prints its port, then serves until killed).
 
 It echoes a message; a message that says "confirm" asks for input first, and the next
 message on that task completes it; one that says "chunks" answers "one two three" in

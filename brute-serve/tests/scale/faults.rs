@@ -77,7 +77,6 @@ pub async fn inject(
     progress: &Progress,
     fault: Fault,
     n: usize,
-    test: &'static str,
 ) -> Injected {
     executions(topology, 20).await;
     match fault {
@@ -101,7 +100,7 @@ pub async fn inject(
             } else if fault == Fault::Kill {
                 topology.signal(n, "KILL");
                 topology.reap(n).await;
-                topology.spawn(n, test);
+                topology.spawn(n);
                 patient("restart", topology.expect(n, "listening ")).await;
             } else {
                 topology.signal(n, "STOP");
@@ -112,7 +111,7 @@ pub async fn inject(
                 topology.signal(n, "TERM");
                 patient("drain", topology.expect(n, "stopped")).await;
                 topology.reap(n).await;
-                topology.spawn(n, test);
+                topology.spawn(n);
                 patient("restart", topology.expect(n, "listening ")).await;
             }
             let answered = patient("answer", progress.wait_for(&key)).await;
@@ -132,7 +131,7 @@ pub async fn inject(
             .await;
             topology.signal(n, "KILL");
             topology.reap(n).await;
-            topology.spawn(n, test);
+            topology.spawn(n);
             patient("restart", topology.expect(n, "listening ")).await;
             Injected {
                 fault,

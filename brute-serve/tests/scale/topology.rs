@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use super::netns::Namespaces;
-use super::postgres_support::RestartableServer;
 use super::server;
+use crate::postgres_support::RestartableServer;
 
 /// How many brute-serve processes run behind nginx.
 pub const SERVERS: usize = 3;
@@ -78,6 +78,9 @@ pub struct Topology {
     model: tokio::task::JoinHandle<()>,
     model_base: String,
     config: Config,
+    /// The test the servers run, by the harness's full name (`scale_out::scale_no_faults`):
+    /// this binary re-executed with `--exact` runs it alone.
+    test: String,
     /// The servers' namespaces, when the run has them (dropped after the processes).
     pub netns: Option<Namespaces>,
 }
@@ -104,8 +107,9 @@ fn free_port() -> u16 {
 }
 
 impl Topology {
-    /// Starts everything; returns once nginx and every server listen.
-    pub async fn start(name: &str, test: &'static str, config: Config) -> Topology {
+    /// Starts everything for test `test` (its full name, as `--exact` takes it); returns
+    /// once nginx and every server listen.
+    pub async fn start(name: &str, test: &str, config: Config) -> Topology {
         let nginx_bin = require("nginx");
         let dir = tempfile::tempdir().unwrap();
         let pg = tokio::task::spawn_blocking(RestartableServer::start)
@@ -153,13 +157,14 @@ impl Topology {
             model,
             model_base,
             config,
+            test: test.to_owned(),
             netns: None,
         };
         if config.netns {
             topology.isolate().await;
         }
         for server in 0..SERVERS {
-            topology.spawn(server, test);
+            topology.spawn(server);
         }
         for server in 0..SERVERS {
             let listening = topology.expect(server, "listening ");
@@ -173,7 +178,7 @@ impl Topology {
     }
 
     /// Starts server `n` (again) on its port.
-    pub fn spawn(&mut self, n: usize, test: &'static str) {
+    pub fn spawn(&mut self, n: usize) {
         let exe = std::env::current_exe().unwrap();
         let (mut command, database, model, host) = match &self.netns {
             Some(spaces) => (
@@ -193,7 +198,12 @@ impl Topology {
         };
         let mut child = command
             // `--include-ignored`: the figures test is ignored by default.
-            .args(["--exact", test, "--nocapture", "--include-ignored"])
+            .args([
+                "--exact",
+                self.test.as_str(),
+                "--nocapture",
+                "--include-ignored",
+            ])
             .env(server::SERVER, format!("s{n}"))
             .env(server::DATABASE, database)
             .env(server::MODEL, model)

@@ -64,6 +64,17 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// The name the test harness gives test `test` of the module whose `module_path!()` is
+/// `module_path`, as `--exact` takes it when a test runs its own binary again:
+/// `approvals::a_decision_survives_a_killed_server` (the harness leaves out the crate's
+/// name, the first part of the module path).
+pub fn harness_name(module_path: &str, test: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_crate, module)) => format!("{module}::{test}"),
+        None => test.to_owned(),
+    }
+}
+
 /// A client request to `base + path` with the tests' token.
 pub fn post(client: &reqwest::Client, url: String, body: Value) -> reqwest::RequestBuilder {
     client

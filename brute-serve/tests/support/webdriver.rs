@@ -2,6 +2,8 @@
 //! chromedriver with headless Debian chromium, started on 127.0.0.1 for one test.
 //! The test FAILS when chromium or chromedriver is missing (`cargo xtask test` installs them).
 
+#![allow(clippy::unwrap_used)]
+
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `ContentServer`: the files beneath a tool root as MCP resources, confined to the
 //! root, and named prompts; tested with rmcp's own client over streamable HTTP.
 
-mod support;
+use crate::support;
 
 use brute::middleware::Prompt;
 use brute::tools::{ToolContext, Tools};

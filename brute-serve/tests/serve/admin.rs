@@ -6,9 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../tests/postgres_support/mod.rs"]
-mod postgres_support;
-mod support;
+use crate::postgres_support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

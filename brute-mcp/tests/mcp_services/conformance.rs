@@ -11,7 +11,7 @@
 //! brute offers are listed, with why, in brute-mcp's README. A missing suite or Node
 //! fails the test with the command that installs them.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

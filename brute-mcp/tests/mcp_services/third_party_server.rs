@@ -3,7 +3,7 @@
 //! static tool, over stdio and streamable HTTP; the stdio server's process group is
 //! killed when the tools are dropped.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! an MCP server's image, audio and resource blocks reaching the model as brute parts
 //! (or, for what brute cannot carry, as a line saying what was left out).
 
-mod support;
+use crate::support;
 
 use brute::message::{Part, Source};
 use brute::middleware::Loop;

@@ -6,9 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../tests/postgres_support/mod.rs"]
-mod postgres_support;
-mod support;
+use crate::postgres_support;
+use crate::support;
 
 use std::sync::Arc;
 
@@ -52,6 +51,7 @@ async fn start(url: &str, name: &'static str, gate: Arc<Semaphore>) -> Running {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_alternating_between_two_servers_sees_one_conversation() {
+    let _no_scale_run = crate::ALONE.read().await;
     let url = postgres_support::postgres_database("two_servers");
     let gate = Arc::new(Semaphore::new(0));
     let servers = [

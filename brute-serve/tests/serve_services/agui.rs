@@ -11,7 +11,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -289,6 +289,7 @@ fn types(run: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn the_official_client_streams_a_run_and_the_thread_remembers() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let runs = client_runs(
@@ -329,6 +330,7 @@ async fn the_official_client_streams_a_run_and_the_thread_remembers() {
 
 #[tokio::test]
 async fn a_server_tool_is_a_call_with_its_result() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let runs = client_runs(
@@ -374,6 +376,7 @@ async fn a_server_tool_is_a_call_with_its_result() {
 
 #[tokio::test]
 async fn an_approval_pause_is_an_interrupt_and_a_failed_turn_a_run_error() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let paused = client_runs(
@@ -414,6 +417,7 @@ async fn an_approval_pause_is_an_interrupt_and_a_failed_turn_a_run_error() {
 
 #[tokio::test]
 async fn the_endpoint_needs_the_token_and_refuses_what_it_cannot_honour() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let runs = client_runs(
@@ -520,6 +524,7 @@ fn of_type<'a>(run: &'a Value, kind: &str) -> Vec<&'a Value> {
 
 #[tokio::test]
 async fn a_front_end_tool_call_ends_the_run_and_its_result_resumes_the_turn_once() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let tools = confirm_tool();
@@ -617,6 +622,7 @@ async fn a_front_end_tool_call_ends_the_run_and_its_result_resumes_the_turn_once
 
 #[tokio::test]
 async fn a_reply_with_a_server_and_a_front_end_call_runs_one_and_waits_for_the_other() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let runs = front_end_runs(
@@ -664,6 +670,7 @@ async fn a_reply_with_a_server_and_a_front_end_call_runs_one_and_waits_for_the_o
 
 #[tokio::test]
 async fn two_front_end_calls_of_one_reply_are_answered_in_one_run() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let runs = front_end_runs(
@@ -699,6 +706,7 @@ fn sse_events(body: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn results_for_calls_that_do_not_wait_for_the_front_end_are_refused() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let client = support::client();
@@ -780,6 +788,7 @@ async fn results_for_calls_that_do_not_wait_for_the_front_end_are_refused() {
 
 #[tokio::test]
 async fn a_run_that_ends_in_the_middle_of_its_text_ends_the_text_first() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path()).await;
     let client = support::client();

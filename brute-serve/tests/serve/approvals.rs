@@ -7,7 +7,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -158,12 +158,9 @@ struct ServerProcess {
 
 impl ServerProcess {
     fn start(dir: &Path) -> ServerProcess {
+        let test = support::harness_name(module_path!(), "a_decision_survives_a_killed_server");
         let child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "a_decision_survives_a_killed_server",
-                "--nocapture",
-            ])
+            .args(["--exact", test.as_str(), "--nocapture"])
             .env(CHILD, dir)
             .stdout(Stdio::piped())
             .spawn()

@@ -16,7 +16,8 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
-mod scale;
+use crate::scale;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,9 +57,9 @@ fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], config: Conf
     }
     // reqwest's rustls (turned on by another crate of the build) needs a provider.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    // One topology at a time: the runs share two cores, and each measures itself.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // One topology at a time, and no other test of this binary beside it: the runs
+    // share two cores, and each measures itself.
+    let _alone = crate::ALONE.blocking_write();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -66,7 +67,8 @@ fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], config: Conf
         .unwrap();
     let faults = faults.to_vec();
     runtime.block_on(async move {
-        let mut topology = Topology::start(test, test, config).await;
+        let exact = support::harness_name(module_path!(), test);
+        let mut topology = Topology::start(test, &exact, config).await;
         let client = reqwest::Client::new();
         topology.ready(&client).await;
         let progress = Arc::new(Progress::default());
@@ -78,7 +80,7 @@ fn run(test: &'static str, shape: Shape, faults: &[(Fault, usize)], config: Conf
         ));
         let mut injected = Vec::new();
         for (fault, n) in faults {
-            injected.push(inject(&mut topology, &progress, fault, n, test).await);
+            injected.push(inject(&mut topology, &progress, fault, n).await);
         }
         progress.faults_over();
         let records = clients.await.unwrap();
@@ -330,7 +332,7 @@ type Case = (&'static str, &'static [(Fault, usize)], Config);
 
 /// The figures of BENCHMARKS.md: 1,000 sessions per run (`BRUTE_SCALE_SESSIONS`).
 #[test]
-#[ignore = "long: the figures of BENCHMARKS.md (cargo test -p brute-serve --features services --test scale_out -- --ignored)"]
+#[ignore = "long: the figures of BENCHMARKS.md (cargo test -p brute-serve --features services --test serve_services scale_out::scale_figures -- --ignored)"]
 fn scale_figures() {
     let shape = shape(1000);
     let netns = Config {

@@ -5,9 +5,8 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
-mod support;
-#[path = "support/webdriver.rs"]
-mod webdriver;
+use crate::support;
+use crate::webdriver;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -85,6 +84,7 @@ fn server(dir: &Path) -> Server {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_chat_streams_a_reply_and_approves_a_tool_call() {
+    let _no_scale_run = crate::ALONE.read().await;
     let dir = tempfile::tempdir().unwrap();
     let running = Running::start(server(dir.path())).await;
     let driver = webdriver::Driver::start().await;
@@ -172,6 +172,7 @@ impl Model for Echo {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_chat_forks_a_session_from_a_message() {
+    let _no_scale_run = crate::ALONE.read().await;
     use brute::session::SessionStore;
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(JsonlStore::new(dir.path().join("sessions")));

@@ -7,9 +7,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../tests/postgres_support/mod.rs"]
-mod postgres_support;
-mod support;
+use crate::postgres_support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! `brute-mcp-tools` binary) and streamable HTTP, an agent over streamable HTTP, and
 //! brute's client tools calling a brute agent served over MCP.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

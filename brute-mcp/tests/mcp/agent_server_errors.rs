@@ -4,7 +4,7 @@
 //! model endpoint or model name, nothing of the upstream's answer). SECURITY.md's
 //! table of what each surface shows names this test.
 
-mod support;
+use crate::support;
 
 use brute::brute_agent;
 use brute::providers::OpenAi;
