@@ -19,11 +19,19 @@ fn amounts_parse_exactly_or_not_at_all() {
     assert_eq!("$2.5".parse(), Ok(Cost::from_micros(2_500_000)));
     assert_eq!("3".parse(), Ok(Cost::from_cents(300)));
     assert_eq!(".5".parse(), Ok(Cost::from_cents(50)));
+    // Twelve decimals, a picodollar, are the most a cost holds; thirteen are refused.
+    assert_eq!("0.000000000001".parse(), Ok(Cost::from_picos(1)));
+    assert_eq!("$1.234567890123".parse(), Ok(Cost::from_picos(1_234_567_890_123)));
+    // Signs are not digits, though Rust's integer parsing takes a `+`: each part is
+    // checked to be digits before it is parsed.
     for bad in [
         "",
         "$",
         ".",
         "-1",
+        "+1",
+        "+1.5",
+        "1.+5",
         "1e3",
         "0.1234567890123",
         "1,5",
@@ -71,6 +79,18 @@ fn dated_snapshots_find_their_model_and_nothing_else_does() {
     assert!(prices.get("gpt-4o-audio-preview").is_none());
     assert!(prices.get("gpt-4o-2024-07").is_none());
     assert!(prices.get("closure").is_none());
+}
+
+#[test]
+fn a_table_without_a_model_keeps_every_other_price() {
+    let prices = Prices::published().without("gpt-4o-mini");
+    assert_eq!(prices.get("gpt-4o-mini"), None);
+    assert_eq!(prices.get("gpt-4o-mini-2024-07-18"), None);
+    assert_eq!(
+        prices.get("claude-sonnet-4-5"),
+        Prices::published().get("claude-sonnet-4-5")
+    );
+    assert!(prices.get("claude-sonnet-4-5").is_some());
 }
 
 #[test]
