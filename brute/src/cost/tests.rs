@@ -21,7 +21,10 @@ fn amounts_parse_exactly_or_not_at_all() {
     assert_eq!(".5".parse(), Ok(Cost::from_cents(50)));
     // Twelve decimals, a picodollar, are the most a cost holds; thirteen are refused.
     assert_eq!("0.000000000001".parse(), Ok(Cost::from_picos(1)));
-    assert_eq!("$1.234567890123".parse(), Ok(Cost::from_picos(1_234_567_890_123)));
+    assert_eq!(
+        "$1.234567890123".parse(),
+        Ok(Cost::from_picos(1_234_567_890_123))
+    );
     // Signs are not digits, though Rust's integer parsing takes a `+`: each part is
     // checked to be digits before it is parsed.
     for bad in [
