@@ -11,7 +11,8 @@
 # room to mutate instead of all of them, split at spaces: the big rooms are hours long,
 # run them a few files at a time), MUTANTS_ARGS (more arguments for cargo-mutants, split
 # at spaces: `-F REGEX` to test only the mutants whose names match, `--shard 1/8` for
-# every eighth), ROOM_TESTS (the
+# every eighth), ROOM_FILTER (test-name filters with ROOM_TESTS, split at spaces: none
+# when unset), ROOM_TESTS (the
 # `cargo test` arguments to use instead of the room's, split at spaces, with
 # ROOM_PACKAGES for its packages: e.g. only the test binaries that hold one file's
 # promises, without `--lib` when the file has no unit tests, which halves each
@@ -51,7 +52,10 @@ OUT=${OUT:-tests/mutants/out}
 # The root package's binaries are rooms (`tests/README.md`), one module per file, so a
 # filter such as `cost::` picks one file's tests out of its binary, and `cost` brute's
 # unit tests of `cost/`; a filter applies to every selected binary, so a room whose
-# binaries need different filters has none and runs them whole.
+# binaries need different filters has none and runs them whole. A filter also narrows
+# `--lib` to the room's own unit tests, and leaves out the binaries whose tests have no
+# module in their names (`turn_tracing`, `ui`): the spans' fields, which `turn_tracing`
+# checks, are run again without one (ROOM_TESTS="--lib --test=turn_tracing" ROOM_FILTER=).
 # `--features=services` (tests/README.md, "Tiers"): the tests on PostgreSQL, and the
 # binaries that need a service, run only with it; without it they are ignored or not
 # built, and a mutant they would catch survives.
@@ -62,7 +66,6 @@ room() {
         FILES=(brute/src/providers/redact.rs)
         PACKAGES=brute,brute-suite
         TESTS=(--lib --test=providers)
-        FILTER=(redact provider_empty_key:: adversarial_provider_canary::)
         ;;
     auth)
         FILES=(brute-serve/src/auth.rs)
@@ -73,7 +76,6 @@ room() {
         FILES=(brute/src/tools/sandbox.rs)
         PACKAGES=brute,brute-suite
         TESTS=(--lib --test=tools)
-        FILTER=(sandbox adversarial_tools:: tools_builtin::)
         ;;
     pipeline)
         FILES=(brute/src/tools/pipeline/*.rs)
@@ -90,7 +92,7 @@ room() {
         ;;
     providers)
         # The wire formats' codecs, the HTTP client's errors and limits, redaction.
-        FILES=(brute/src/providers/*.rs brute/src/providers/*/*.rs brute/src/providers/*/*/*.rs)
+        FILES=(brute/src/providers/*.rs brute/src/providers/*/*.rs)
         PACKAGES=brute,brute-suite
         TESTS=(--lib --test=providers)
         ;;
@@ -162,6 +164,10 @@ for name in "${rooms[@]}"; do
         # shellcheck disable=SC2206 # a space-separated list of cargo test arguments
         TESTS=($ROOM_TESTS)
         PACKAGES=${ROOM_PACKAGES:-$PACKAGES}
+        # The room's filter was chosen for its binaries: other binaries take their own
+        # (ROOM_FILTER, split at spaces), or none.
+        # shellcheck disable=SC2206
+        FILTER=(${ROOM_FILTER:-})
     fi
     args=()
     for file in "${FILES[@]}"; do

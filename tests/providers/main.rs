@@ -1,8 +1,8 @@
 //! The providers room: the HTTP providers' wire formats, limits, faults, retries and
-//! redaction, against local servers on 127.0.0.1. One module per former test file; the
-//! only binary with a `#[global_allocator]` (`providers_limits`) and a global tracing
-//! subscriber (`adversarial_provider_canary`), each of which reads only its own thread's
-//! or its own key's records.
+//! redaction, against local servers on 127.0.0.1. One module per former test file.
+//! `providers_limits` installs the binary's `#[global_allocator]`, which counts each
+//! thread's allocations apart, and `adversarial_provider_canary` its global tracing
+//! subscriber, which keeps only the canary test's own thread's records.
 
 #[path = "../providers_faults/mod.rs"]
 mod providers_faults;
