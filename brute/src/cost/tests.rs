@@ -97,6 +97,19 @@ fn a_table_without_a_model_keeps_every_other_price() {
 }
 
 #[test]
+fn the_models_priced_are_listed_sorted() {
+    let price = Prices::published().get("gpt-4o-mini").unwrap();
+    let prices = Prices::new().with("b-model", price).with("a-model", price);
+    assert_eq!(prices.models().collect::<Vec<_>>(), ["a-model", "b-model"]);
+    let fewer = prices.without("a-model");
+    assert_eq!(fewer.models().collect::<Vec<_>>(), ["b-model"]);
+    let published = Prices::published();
+    let published: Vec<&str> = published.models().collect();
+    assert!(published.contains(&"gpt-4o-mini"), "{published:?}");
+    assert!(published.is_sorted(), "{published:?}");
+}
+
+#[test]
 fn every_model_from_spec_defaults_to_has_a_price() {
     for model in [
         "gpt-4o-mini",
