@@ -81,6 +81,9 @@ fn dated_snapshots_find_their_model_and_nothing_else_does() {
     );
     assert!(prices.get("gpt-4o-audio-preview").is_none());
     assert!(prices.get("gpt-4o-2024-07").is_none());
+    // A suffix of the length of a date, but not of digits, is no date.
+    assert!(prices.get("gpt-4o-mini-2024O718").is_none());
+    assert!(prices.get("gpt-4o-mini-2024-07-1x").is_none());
     assert!(prices.get("closure").is_none());
 }
 
