@@ -82,8 +82,16 @@ fn dated_snapshots_find_their_model_and_nothing_else_does() {
     assert!(prices.get("gpt-4o-audio-preview").is_none());
     assert!(prices.get("gpt-4o-2024-07").is_none());
     // A suffix of the length of a date, but not of digits, is no date.
-    assert!(prices.get("gpt-4o-mini-2024O718").is_none());
-    assert!(prices.get("gpt-4o-mini-2024-07-1x").is_none());
+    // Nor is a dashed date with a part too short or not of digits.
+    for not_a_date in [
+        "gpt-4o-mini-2024O718",
+        "gpt-4o-mini-2024-07-1x",
+        "gpt-4o-mini-20x4-07-18",
+        "gpt-4o-mini-2024-07-1",
+        "gpt-4o-mini-24-07-18",
+    ] {
+        assert!(prices.get(not_a_date).is_none(), "{not_a_date}");
+    }
     assert!(prices.get("closure").is_none());
 }
 
