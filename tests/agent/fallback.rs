@@ -134,6 +134,41 @@ async fn a_rate_limited_primary_falls_back_and_the_answer_is_priced_by_the_secon
     assert!(retries[0].2.contains("rate limited"), "{:?}", retries[0]);
 }
 
+/// A model that answers its first call and is rate limited on every later one.
+struct AnswersOnce(AtomicU32);
+
+impl Model for AnswersOnce {
+    async fn complete(&self, _env: &Env) -> Result<Completion, Error> {
+        if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            Ok(Completion {
+                message: Message::assistant("from the primary"),
+                usage: None,
+            })
+        } else {
+            Err(Error::Model(rate_limited()))
+        }
+    }
+
+    fn name(&self) -> &str {
+        "primary"
+    }
+}
+
+#[tokio::test]
+async fn a_later_turn_on_the_same_env_names_the_model_that_answered_it() {
+    let (secondary, _) = Named::answers("secondary");
+    let agent = brute_agent! {
+        run Fallback::new(AnswersOnce(AtomicU32::new(0))).or(secondary);
+    };
+    let first = agent.start("hi").await.unwrap();
+    assert_eq!(answered(&first.env), ("primary", 1));
+    let mut env = first.env;
+    env.messages.push(Message::user("again"));
+    let second = agent.turn(env).await.unwrap();
+    assert_eq!(second.text(), Some("from secondary"));
+    assert_eq!(answered(&second.env), ("secondary", 2));
+}
+
 #[tokio::test]
 async fn a_primary_that_answers_is_the_only_model_called() {
     let (primary, primary_calls) = Named::answers("first");
