@@ -97,11 +97,12 @@ room() {
         TESTS=(--lib --test=providers)
         ;;
     model)
-        # The model contract, fallback and the index of tool-call ids.
+        # The model contract, fallback and the index of tool-call ids; the keys a model
+        # hands to the tool pipeline are hidden by tests of the tools binary.
         FILES=(brute/src/model.rs brute/src/model/*.rs)
         PACKAGES=brute,brute-suite
-        TESTS=(--lib --test=session --test=agent)
-        FILTER=(model tool_call_ids:: fallback:: stack:: turn_middleware::)
+        TESTS=(--lib --test=session --test=agent --test=tools)
+        FILTER=(model tool_call_ids:: fallback:: stack:: turn_middleware:: adversarial_tools:: tool_pipeline::)
         ;;
     compaction)
         FILES=(brute/src/compaction/*.rs)
