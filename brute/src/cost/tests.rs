@@ -109,7 +109,9 @@ fn a_table_without_a_model_keeps_every_other_price() {
 
 #[test]
 fn the_models_priced_are_listed_sorted() {
-    let price = Prices::published().get("gpt-4o-mini").unwrap();
+    let price = Prices::published()
+        .get("gpt-4o-mini")
+        .expect("a published price");
     let prices = Prices::new().with("b-model", price).with("a-model", price);
     assert_eq!(prices.models().collect::<Vec<_>>(), ["a-model", "b-model"]);
     let fewer = prices.without("a-model");
