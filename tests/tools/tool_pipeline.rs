@@ -698,7 +698,7 @@ async fn the_per_call_pipeline_takes_stages_of_ones_own() {
 }
 
 /// A scripted model holding an API key, as an HTTP provider does.
-struct Keyed(ScriptedModel);
+struct Keyed(ScriptedModel, &'static str);
 
 const KEYED_KEY: &str = "sk-keyed-model-5e1f0a";
 
@@ -708,7 +708,7 @@ impl brute::Model for Keyed {
     }
 
     fn secrets(&self) -> Vec<&str> {
-        vec![KEYED_KEY]
+        vec![self.1]
     }
 }
 
@@ -719,10 +719,13 @@ impl brute::Model for Keyed {
 async fn a_resumed_call_hides_the_key_the_model_handed_over_earlier() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.txt"), KEYED_KEY).unwrap();
-    let model = Keyed(ScriptedModel::per_turn([
-        Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
-        Message::assistant("done"),
-    ]));
+    let model = Keyed(
+        ScriptedModel::per_turn([
+            Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
+            Message::assistant("done"),
+        ]),
+        KEYED_KEY,
+    );
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline {
@@ -743,6 +746,40 @@ async fn a_resumed_call_hides_the_key_the_model_handed_over_earlier() {
         .unwrap();
     let result = tool_results(&outcome.env.messages)[0].1.to_string();
     assert!(!result.contains(KEYED_KEY), "{result}");
+    assert!(result.contains("[redacted api key]"), "{result}");
+}
+
+/// An env carried from an agent whose model holds one key to an agent whose model
+/// holds another (an application that switches models between turns): the pipeline
+/// hides the key of the model that runs now, not only the one handed over first.
+#[tokio::test]
+async fn a_turn_on_another_model_hides_that_models_key() {
+    const OTHER_KEY: &str = "sk-other-model-93c4d2";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.txt"), OTHER_KEY).unwrap();
+    let first = Keyed(ScriptedModel::new([Message::assistant("hello")]), KEYED_KEY);
+    let first = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: brute::tools::Tools::ALL, root: dir.path(), env_secrets: false };
+        run first;
+    };
+    let mut env = first.start("hi").await.unwrap().env;
+    let other = Keyed(
+        ScriptedModel::per_turn([
+            Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
+            Message::assistant("done"),
+        ]),
+        OTHER_KEY,
+    );
+    let other = brute_agent! {
+        use Loop::ToolResult;
+        use DefaultToolPipeline { tools: brute::tools::Tools::ALL, root: dir.path(), env_secrets: false };
+        run other;
+    };
+    env.messages.push(Message::user("read k.txt"));
+    let outcome = other.turn(env).await.unwrap();
+    let result = tool_results(&outcome.env.messages)[0].1.to_string();
+    assert!(!result.contains(OTHER_KEY), "{result}");
     assert!(result.contains("[redacted api key]"), "{result}");
 }
 
