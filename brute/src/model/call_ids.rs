@@ -137,6 +137,22 @@ mod tests {
         message.tool_calls.iter().map(|c| c.id.as_str()).collect()
     }
 
+    /// An id of the cap's length is stored; one byte more is refused, naming the tool
+    /// and the length.
+    #[test]
+    fn an_id_up_to_the_cap_is_kept_and_a_longer_one_refused() {
+        let at_cap = "i".repeat(MAX_CALL_ID_BYTES);
+        let kept = within_cap((reply(&[&at_cap]), None)).map(|(message, _)| message);
+        assert!(kept.is_ok_and(|message| ids(&message) == [at_cap.as_str()]));
+        let over = "i".repeat(MAX_CALL_ID_BYTES + 1);
+        let refused = within_cap((reply(&["short", &over]), None));
+        let Err(Error::Model(ModelError::TooLarge { limit, message })) = refused else {
+            panic!("{refused:?}");
+        };
+        assert_eq!(limit, MAX_CALL_ID_BYTES);
+        assert_eq!(message, "the id of the model's call of `t` (257 bytes)");
+    }
+
     #[test]
     fn free_ids_are_checked_without_collecting_the_history() {
         let mut history = Transcript::from(vec![reply(&["a"]), reply(&["b", "c"])]);
