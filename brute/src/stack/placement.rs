@@ -574,3 +574,7 @@ pub(crate) const fn first_error(stack: &[Placement]) -> Option<Message> {
     }
     None
 }
+
+#[cfg(test)]
+#[path = "placement_tests.rs"]
+mod tests;
