@@ -449,7 +449,8 @@ async fn failures_in_a_stream_are_typed_errors_without_the_key() {
     env.messages.push(Message::user("Hello!"));
 
     let failed = model.complete(&env).await;
-    let shown = format!("{failed:?}");
+    // What the server did, should the call end otherwise than by the stream's error.
+    let shown = format!("{failed:?}\nthe server:\n{}", server.timeline());
     assert!(!shown.contains(KEY), "{shown}");
     assert!(
         matches!(model_error(failed), ModelError::Server { status: 500, ref message } if message.contains("The server had an error")),

@@ -105,6 +105,23 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// The variant's name, for the server's timeline.
+    fn kind(&self) -> &'static str {
+        match self {
+            Reply::Full { .. } => "Full",
+            Reply::Stream { .. } => "Stream",
+            Reply::DropMidStream { .. } => "DropMidStream",
+            Reply::Stall(_) => "Stall",
+            Reply::StallMidStream { .. } => "StallMidStream",
+            Reply::StallMidBody { .. } => "StallMidBody",
+            Reply::Reset { .. } => "Reset",
+            Reply::Drip { .. } => "Drip",
+            Reply::Flood { .. } => "Flood",
+        }
+    }
+}
+
 /// `text` cut into pieces of `size` bytes.
 pub fn split_bytes(bytes: &[u8], size: usize) -> Vec<Vec<u8>> {
     bytes.chunks(size.max(1)).map(<[u8]>::to_vec).collect()
@@ -138,6 +155,33 @@ impl Request {
 pub struct Server {
     pub addr: SocketAddr,
     requests: Arc<Mutex<Vec<Request>>>,
+    timeline: Timeline,
+}
+
+/// What the server did and when (milliseconds since it started): each connection
+/// accepted, request read and reply begun or ended, for a failing test to show where
+/// an exchange stopped.
+#[derive(Clone)]
+struct Timeline {
+    start: std::time::Instant,
+    steps: Arc<Mutex<Vec<String>>>,
+}
+
+impl Timeline {
+    fn new() -> Self {
+        Timeline {
+            start: std::time::Instant::now(),
+            steps: Arc::default(),
+        }
+    }
+
+    fn note(&self, connection: usize, what: impl std::fmt::Display) {
+        let at = self.start.elapsed().as_millis();
+        self.steps
+            .lock()
+            .unwrap()
+            .push(format!("{at} ms: connection {connection}: {what}"));
+    }
 }
 
 impl Server {
@@ -147,15 +191,42 @@ impl Server {
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = requests.clone();
+        let timeline = Timeline::new();
+        let noted = timeline.clone();
         tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
+            let mut connection = 0;
+            loop {
+                let socket = match listener.accept().await {
+                    Ok((socket, _)) => socket,
+                    Err(error) => {
+                        noted.note(connection, format_args!("accept failed: {error}"));
+                        return;
+                    }
+                };
+                connection += 1;
+                noted.note(connection, "accepted");
                 // Each write leaves at once: without it a reply written in two parts
                 // waits for the client's delayed ACK of the first (40 ms a reply).
                 let _ = socket.set_nodelay(true);
-                tokio::spawn(serve(socket, replies.clone(), recorded.clone()));
+                let exchange = Exchange {
+                    replies: replies.clone(),
+                    requests: recorded.clone(),
+                    timeline: noted.clone(),
+                    connection,
+                };
+                tokio::spawn(serve(socket, exchange));
             }
         });
-        Server { addr, requests }
+        Server {
+            addr,
+            requests,
+            timeline,
+        }
+    }
+
+    /// What the server did so far, a line a step (for a failing assertion's message).
+    pub fn timeline(&self) -> String {
+        self.timeline.steps.lock().unwrap().join("\n")
     }
 
     /// `http://127.0.0.1:port`
@@ -169,22 +240,44 @@ impl Server {
     }
 }
 
-async fn serve(
-    socket: TcpStream,
+/// One connection's share of the server.
+struct Exchange {
     replies: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Request>>>,
-) {
+    timeline: Timeline,
+    connection: usize,
+}
+
+async fn serve(socket: TcpStream, exchange: Exchange) {
+    let Exchange {
+        replies,
+        requests,
+        timeline,
+        connection,
+    } = exchange;
     let mut socket = BufReader::new(socket);
     loop {
         let Some(request) = read_request(&mut socket).await else {
+            timeline.note(connection, "closed (no further request)");
             return;
         };
+        timeline.note(
+            connection,
+            format_args!(
+                "read {} {} ({} bytes)",
+                request.method,
+                request.path,
+                request.body.len()
+            ),
+        );
         requests.lock().unwrap().push(request);
         let reply = replies.lock().unwrap().pop_front();
         let Some(reply) = reply else {
             let _ = write_full(socket.get_mut(), 599, &[], "no scripted reply left").await;
             return;
         };
+        let kind = reply.kind();
+        timeline.note(connection, format_args!("replying ({kind})"));
         let keep_going = match reply {
             Reply::Full {
                 status,
@@ -275,6 +368,10 @@ async fn serve(
                 false
             }
         };
+        timeline.note(
+            connection,
+            format_args!("replied ({kind}), keep going: {keep_going}"),
+        );
         if !keep_going {
             return;
         }
