@@ -424,3 +424,31 @@ where
 {
     AsyncFnTerminal::new(f)
 }
+
+#[cfg(all(test, feature = "tools"))]
+mod tests {
+    use super::*;
+
+    /// A model that implements only `complete`.
+    struct Plain;
+
+    impl Model for Plain {
+        async fn complete(&self, _: &Env) -> Result<Completion, Error> {
+            Ok(Message::assistant("hi").into())
+        }
+    }
+
+    /// A model that names itself nothing and holds no key is called `model` in events
+    /// and traces, and its terminal leaves the tool pipeline no secret to hide.
+    #[tokio::test]
+    async fn a_model_that_holds_no_key_hands_none_over() {
+        assert_eq!(Plain.name(), "model");
+        assert!(Plain.secrets().is_empty());
+        let mut env = Env::new();
+        env.messages.push(Message::user("hi"));
+        let done = Terminal::new(Plain).call(&mut env).await;
+        assert!(done.is_ok(), "{done:?}");
+        assert_eq!(env.messages.len(), 2);
+        assert!(env.extensions.get::<ModelSecrets>().is_none());
+    }
+}
