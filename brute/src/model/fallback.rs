@@ -347,3 +347,86 @@ impl<C: FallbackChain> Model for Fallback<C> {
         secrets
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of each kind, with the set that names it.
+    fn every_kind() -> Vec<(ModelError, FallbackOn)> {
+        let text = || String::from("text");
+        vec![
+            (
+                ModelError::RateLimited { retry_after: None },
+                FallbackOn::RATE_LIMITED,
+            ),
+            (
+                ModelError::Server {
+                    status: 500,
+                    message: text(),
+                },
+                FallbackOn::SERVER,
+            ),
+            (
+                ModelError::Unavailable {
+                    status: 503,
+                    retry_after: Duration::ZERO,
+                    message: text(),
+                },
+                FallbackOn::SERVER,
+            ),
+            (ModelError::Timeout(Duration::ZERO), FallbackOn::TIMEOUT),
+            (ModelError::Connection(text()), FallbackOn::CONNECTION),
+            (
+                ModelError::ContextTooLong(text()),
+                FallbackOn::CONTEXT_TOO_LONG,
+            ),
+            (ModelError::Malformed(text()), FallbackOn::MALFORMED),
+            (
+                ModelError::TooLarge {
+                    limit: 1,
+                    message: text(),
+                },
+                FallbackOn::MALFORMED,
+            ),
+            (ModelError::Rejected(text()), FallbackOn::REJECTED),
+            (
+                ModelError::Authentication(text()),
+                FallbackOn::AUTHENTICATION,
+            ),
+        ]
+    }
+
+    /// Each set covers its own errors and no other kind's, however sets are joined.
+    #[test]
+    fn each_set_covers_its_errors_only() {
+        let kinds = every_kind();
+        for (error, set) in &kinds {
+            for (other, other_set) in &kinds {
+                assert_eq!(set.covers(other), set == other_set, "{set:?} and {other:?}");
+                let joined = *set | *other_set;
+                assert!(joined.covers(error) && joined.covers(other), "{joined:?}");
+            }
+            assert!(FallbackOn::ANY.covers(error), "{error:?}");
+            assert!(!FallbackOn::NONE.covers(error), "{error:?}");
+        }
+    }
+
+    /// The transient set is [`ModelError::is_transient`]'s, and the default adds a
+    /// context too long (a larger model may take it).
+    #[test]
+    fn the_transient_set_and_the_default() {
+        for (error, set) in every_kind() {
+            assert_eq!(
+                FallbackOn::TRANSIENT.covers(&error),
+                error.is_transient(),
+                "{error:?}"
+            );
+            assert_eq!(
+                FallbackOn::default().covers(&error),
+                error.is_transient() || set == FallbackOn::CONTEXT_TOO_LONG,
+                "{error:?}"
+            );
+        }
+    }
+}
