@@ -412,6 +412,18 @@ mod tests {
         }
     }
 
+    /// A list's set is the default until `on` changes it, and `or` keeps it.
+    #[test]
+    fn a_list_keeps_its_set_and_counts_its_models() {
+        let answer = |_: &Env| async { Ok(crate::Message::assistant("hi")) };
+        let list = Fallback::new(answer);
+        assert_eq!(list.fallback_on(), FallbackOn::default());
+        assert_eq!((list.len(), list.is_empty()), (1, false));
+        let list = list.on(FallbackOn::REJECTED).or(answer).or(answer);
+        assert_eq!(list.fallback_on(), FallbackOn::REJECTED);
+        assert_eq!((list.len(), list.is_empty()), (3, false));
+    }
+
     /// The transient set is [`ModelError::is_transient`]'s, and the default adds a
     /// context too long (a larger model may take it).
     #[test]
