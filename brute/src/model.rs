@@ -438,6 +438,35 @@ mod tests {
         }
     }
 
+    /// A model that says what its call used.
+    struct Counted;
+
+    impl Model for Counted {
+        async fn complete(&self, _: &Env) -> Result<Completion, Error> {
+            Ok(Completion {
+                message: Message::assistant("hi"),
+                usage: Some(Usage::new(30, 2)),
+            })
+        }
+    }
+
+    /// A call's usage is recorded against the prompt it was sent: the messages before
+    /// its reply (what compaction measures the history by).
+    #[tokio::test]
+    async fn a_calls_usage_covers_the_messages_before_its_reply() {
+        let mut env = Env::new();
+        env.messages.push(Message::user("one"));
+        env.messages.push(Message::assistant("two"));
+        env.messages.push(Message::user("three"));
+        let done = Terminal::new(Counted).call(&mut env).await;
+        assert!(done.is_ok(), "{done:?}");
+        let last = env
+            .last_call()
+            .map(|call| (call.prompt_messages, call.usage));
+        assert_eq!(last, Some((3, Usage::new(30, 2))));
+        assert_eq!(env.messages.len(), 4);
+    }
+
     /// A model that names itself nothing and holds no key is called `model` in events
     /// and traces, and its terminal leaves the tool pipeline no secret to hide.
     #[tokio::test]
