@@ -103,9 +103,7 @@ impl Reply {
             pieces: split_bytes(&text.as_bytes()[..cut], size),
         }
     }
-}
 
-impl Reply {
     /// The variant's name, for the server's timeline.
     fn kind(&self) -> &'static str {
         match self {
