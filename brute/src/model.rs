@@ -425,27 +425,18 @@ where
     AsyncFnTerminal::new(f)
 }
 
-#[cfg(all(test, feature = "tools"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A model that implements only `complete`.
-    struct Plain;
+    /// A model that implements only `complete`, answering with `usage` (if any).
+    struct Plain(Option<Usage>);
 
     impl Model for Plain {
         async fn complete(&self, _: &Env) -> Result<Completion, Error> {
-            Ok(Message::assistant("hi").into())
-        }
-    }
-
-    /// A model that says what its call used.
-    struct Counted;
-
-    impl Model for Counted {
-        async fn complete(&self, _: &Env) -> Result<Completion, Error> {
             Ok(Completion {
                 message: Message::assistant("hi"),
-                usage: Some(Usage::new(30, 2)),
+                usage: self.0,
             })
         }
     }
@@ -458,7 +449,9 @@ mod tests {
         env.messages.push(Message::user("one"));
         env.messages.push(Message::assistant("two"));
         env.messages.push(Message::user("three"));
-        let done = Terminal::new(Counted).call(&mut env).await;
+        let done = Terminal::new(Plain(Some(Usage::new(30, 2))))
+            .call(&mut env)
+            .await;
         assert!(done.is_ok(), "{done:?}");
         let last = env
             .last_call()
@@ -469,13 +462,15 @@ mod tests {
 
     /// A model that names itself nothing and holds no key is called `model` in events
     /// and traces, and its terminal leaves the tool pipeline no secret to hide.
+    #[cfg(feature = "tools")]
     #[tokio::test]
     async fn a_model_that_holds_no_key_hands_none_over() {
-        assert_eq!(Plain.name(), "model");
-        assert!(Plain.secrets().is_empty());
+        let plain = Plain(None);
+        assert_eq!(plain.name(), "model");
+        assert!(plain.secrets().is_empty());
         let mut env = Env::new();
         env.messages.push(Message::user("hi"));
-        let done = Terminal::new(Plain).call(&mut env).await;
+        let done = Terminal::new(plain).call(&mut env).await;
         assert!(done.is_ok(), "{done:?}");
         assert_eq!(env.messages.len(), 2);
         assert!(env.extensions.get::<ModelSecrets>().is_none());

@@ -712,6 +712,14 @@ impl brute::Model for Keyed {
     }
 }
 
+/// A model that reads `k.txt` (call `c1`), then says it is done.
+fn reads_the_key_file() -> ScriptedModel {
+    ScriptedModel::per_turn([
+        Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
+        Message::assistant("done"),
+    ])
+}
+
 /// A turn that resumes an approved call runs it before any model call: the pipeline
 /// hides the key the terminal handed over on an earlier pass of this agent, although
 /// the env it resumes (as one loaded from a store would be) carries none.
@@ -719,13 +727,7 @@ impl brute::Model for Keyed {
 async fn a_resumed_call_hides_the_key_the_model_handed_over_earlier() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.txt"), KEYED_KEY).unwrap();
-    let model = Keyed(
-        ScriptedModel::per_turn([
-            Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
-            Message::assistant("done"),
-        ]),
-        KEYED_KEY,
-    );
+    let model = Keyed(reads_the_key_file(), KEYED_KEY);
     let agent = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline {
@@ -764,13 +766,7 @@ async fn a_turn_on_another_model_hides_that_models_key() {
         run first;
     };
     let mut env = first.start("hi").await.unwrap().env;
-    let other = Keyed(
-        ScriptedModel::per_turn([
-            Message::tool_calls("", vec![call("c1", "read", json!({"file_path": "k.txt"}))]),
-            Message::assistant("done"),
-        ]),
-        OTHER_KEY,
-    );
+    let other = Keyed(reads_the_key_file(), OTHER_KEY);
     let other = brute_agent! {
         use Loop::ToolResult;
         use DefaultToolPipeline { tools: brute::tools::Tools::ALL, root: dir.path(), env_secrets: false };
